@@ -1,0 +1,522 @@
+#include "analysis/metrics.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <numeric>
+
+#include "analysis/occupancy.hpp"
+#include "analysis/queries.hpp"
+#include "util/units.hpp"
+
+namespace expr::analysis {
+
+using runner::Measurement;
+
+namespace {
+
+// ---- What a metric needs before it can answer -------------------------------------------------
+
+enum class Needs { device_trace, op_trace };
+
+std::optional<Unavailable> missing_trace(const Measurement& m, std::string_view metric, std::optional<Needs> needs) {
+  if (!m.trace) {
+    if (m.status != runner::Status::ok)
+      return Unavailable{fmt::format("experiment {} {}", runner::to_string(m.status), m.reason)};
+    return Unavailable{fmt::format("{} needs a trace, and none was recorded", metric)};
+  }
+  const auto& t = *m.trace;
+  if (t.iterations.empty()) return Unavailable{fmt::format("{} needs traced iterations, and none ran", metric)};
+  if (needs == Needs::device_trace && !t.collection.device_traced)
+    return Unavailable{fmt::format("{} needs device tracing, which was unavailable: {}", metric,
+                                   t.collection.device_unavailable)};
+  if (needs == Needs::op_trace && !t.collection.ops_traced)
+    return Unavailable{fmt::format("{} needs framework op tracing, and plugin {} traces no framework ops", metric, m.plugin)};
+  return std::nullopt;
+}
+
+std::vector<std::string> device_caveats(const trace::Trace& t) {
+  std::vector<std::string> caveats;
+  if (t.collection.dropped_records > 0)
+    caveats.push_back(fmt::format("the trace lost {} device records: counts and times may be low", t.collection.dropped_records));
+  if (t.collection.unattributed > 0)
+    caveats.push_back(fmt::format("{} device records could not be placed in an iteration", t.collection.unattributed));
+  return caveats;
+}
+
+Quantity count(double v) { return {v, dimensionless, Display::number}; }
+Quantity time_ns(double v) { return {v, duration, Display::duration}; }
+Quantity bytes(double v) { return {v, data, Display::bytes}; }
+
+double mean(const std::vector<double>& v) {
+  return v.empty() ? 0.0 : std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
+}
+
+// "5 in each of 3 traced iterations" or "per iteration: 5, 6, 5".
+std::string spread(const std::vector<double>& per_iteration, const std::function<std::string(double)>& show) {
+  const bool same = std::adjacent_find(per_iteration.begin(), per_iteration.end(), std::not_equal_to<>()) == per_iteration.end();
+  if (same) return fmt::format("{} in each of {} traced iterations", show(per_iteration.front()), per_iteration.size());
+  std::string s = "per iteration:";
+  for (std::size_t i = 0; i < per_iteration.size(); ++i) s += (i ? ", " : " ") + show(per_iteration[i]);
+  return s;
+}
+
+// The names behind a count, most frequent first: "2× at::native::gemm, 1× softmax".
+template <class Span, class Keep>
+std::string breakdown(const trace::Trace& t, const std::vector<Span>& spans, Keep keep) {
+  std::map<trace::StringId, std::size_t> by_name;
+  for (const auto& s : spans)
+    if (s.iteration != trace::none && keep(s)) ++by_name[s.name];
+  std::vector<std::pair<std::size_t, trace::StringId>> order;
+  for (auto [name, n] : by_name) order.emplace_back(n, name);
+  std::sort(order.begin(), order.end(), [](auto& a, auto& b) { return a.first > b.first; });
+  const double iterations = static_cast<double>(t.iterations.size());
+  std::string s;
+  constexpr std::size_t shown = 8;
+  for (std::size_t i = 0; i < order.size() && i < shown; ++i)
+    s += fmt::format("{}{}× {}", i ? ", " : "", util::format_number(static_cast<double>(order[i].first) / iterations),
+                     short_kernel_name(t.strings[order[i].second]));
+  if (order.size() > shown) s += fmt::format(", and {} more", order.size() - shown);
+  return s;
+}
+
+std::optional<std::string> arg(const MetricCall& call, const std::string& name) {
+  auto it = call.args.find(name);
+  return it == call.args.end() ? std::nullopt : std::optional(it->second);
+}
+
+SpanFilter span_filter(const trace::Trace& t, const MetricCall& call) {
+  return SpanFilter(t, {arg(call, "name"), arg(call, "op"), arg(call, "api")});
+}
+
+// ---- Counts per iteration ---------------------------------------------------------------------
+
+template <class Span, class Keep, class Weight>
+Observation per_iteration_figure(const trace::Trace& t, const std::vector<Span>& spans, Keep keep, Weight weight,
+                                 Quantity (*as)(double)) {
+  const auto sums = per_iteration(t, spans, keep, weight);
+  const auto show = [as](double v) { return format(as(v)); };
+  std::string evidence = spread(sums, show);
+  const auto names = breakdown(t, spans, keep);
+  if (!names.empty()) evidence += " (" + names + " per iteration)";
+  return {as(mean(sums)), evidence, device_caveats(t)};
+}
+
+Outcome kernels(const Measurement& m, const MetricCall& call) {
+  if (auto u = missing_trace(m, call.metric, Needs::device_trace)) return *u;
+  const auto& t = *m.trace;
+  const auto filter = span_filter(t, call);
+  return per_iteration_figure(t, t.kernels, [&](const auto& k) { return filter.keeps(k); },
+                              [](const auto&) { return 1.0; }, count);
+}
+
+auto copy_keep(const trace::Trace& t, const MetricCall& call) {
+  const auto kind = arg(call, "kind");
+  const auto wanted = kind ? trace::copy_kind_from(*kind) : trace::CopyKind::unknown;
+  return [filter = span_filter(t, call), kind, wanted](const trace::Copy& c) {
+    return (!kind || c.kind == wanted) && filter.keeps(c);
+  };
+}
+
+Outcome copies(const Measurement& m, const MetricCall& call) {
+  if (auto u = missing_trace(m, call.metric, Needs::device_trace)) return *u;
+  const auto& t = *m.trace;
+  return per_iteration_figure(t, t.copies, copy_keep(t, call), [](const auto&) { return 1.0; }, count);
+}
+
+Outcome copy_bytes(const Measurement& m, const MetricCall& call) {
+  if (auto u = missing_trace(m, call.metric, Needs::device_trace)) return *u;
+  const auto& t = *m.trace;
+  return per_iteration_figure(t, t.copies, copy_keep(t, call),
+                              [](const trace::Copy& c) { return static_cast<double>(c.bytes); }, bytes);
+}
+
+Outcome memsets(const Measurement& m, const MetricCall& call) {
+  if (auto u = missing_trace(m, call.metric, Needs::device_trace)) return *u;
+  const auto& t = *m.trace;
+  const auto filter = span_filter(t, call);
+  return per_iteration_figure(t, t.memsets, [&](const auto& s) { return filter.keeps(s); },
+                              [](const auto&) { return 1.0; }, count);
+}
+
+Outcome memset_bytes(const Measurement& m, const MetricCall& call) {
+  if (auto u = missing_trace(m, call.metric, Needs::device_trace)) return *u;
+  const auto& t = *m.trace;
+  const auto filter = span_filter(t, call);
+  return per_iteration_figure(t, t.memsets, [&](const auto& s) { return filter.keeps(s); },
+                              [](const trace::Memset& s) { return static_cast<double>(s.bytes); }, bytes);
+}
+
+Outcome kernel_time(const Measurement& m, const MetricCall& call) {
+  if (auto u = missing_trace(m, call.metric, Needs::device_trace)) return *u;
+  const auto& t = *m.trace;
+  const auto filter = span_filter(t, call);
+  return per_iteration_figure(t, t.kernels, [&](const auto& k) { return filter.keeps(k); },
+                              [](const auto& k) { return static_cast<double>(k.duration()); }, time_ns);
+}
+
+Outcome busy_time(const Measurement& m, const MetricCall& call) {
+  if (auto u = missing_trace(m, call.metric, Needs::device_trace)) return *u;
+  const auto busy = busy_per_iteration(*m.trace);
+  return Observation{time_ns(mean(busy)),
+                     spread(busy, [](double v) { return util::format_duration(v); }) + " (kernels, copies and memsets, overlaps counted once)",
+                     device_caveats(*m.trace)};
+}
+
+// Host-side records: API calls and framework ops, counted per iteration by name.
+template <class Record>
+Observation host_count(const trace::Trace& t, const std::vector<Record>& records, const std::optional<std::string>& pattern,
+                       bool (*eligible)(const Record&)) {
+  SpanFilter names(t, {pattern, {}, {}});
+  std::vector<double> sums(t.iterations.size(), 0.0);
+  std::map<trace::StringId, std::size_t> by_name;
+  for (const auto& r : records) {
+    if (r.iteration == trace::none || !eligible(r) || !names.name_matches(r.name)) continue;
+    sums[static_cast<std::size_t>(r.iteration)] += 1;
+    ++by_name[r.name];
+  }
+  std::string evidence = spread(sums, [](double v) { return util::format_number(v); });
+  std::vector<std::pair<std::size_t, trace::StringId>> order;
+  for (auto [name, n] : by_name) order.emplace_back(n, name);
+  std::sort(order.begin(), order.end(), [](auto& a, auto& b) { return a.first > b.first; });
+  std::string names_text;
+  for (std::size_t i = 0; i < order.size() && i < 8; ++i)
+    names_text += fmt::format("{}{}× {}", i ? ", " : "",
+                              util::format_number(static_cast<double>(order[i].first) / static_cast<double>(t.iterations.size())),
+                              t.strings[order[i].second]);
+  if (!names_text.empty()) evidence += " (" + names_text + (order.size() > 8 ? ", ..." : "") + " per iteration)";
+  return {count(mean(sums)), evidence, {}};
+}
+
+Outcome api_calls(const Measurement& m, const MetricCall& call) {
+  if (auto u = missing_trace(m, call.metric, Needs::device_trace)) return *u;
+  auto o = host_count<trace::ApiCall>(*m.trace, m.trace->api_calls, arg(call, "name"), [](const trace::ApiCall&) { return true; });
+  o.caveats = device_caveats(*m.trace);
+  return o;
+}
+
+Outcome ops(const Measurement& m, const MetricCall& call) {
+  if (auto u = missing_trace(m, call.metric, Needs::op_trace)) return *u;
+  return host_count<trace::HostRange>(*m.trace, m.trace->ranges, arg(call, "name"),
+                                      [](const trace::HostRange& r) { return r.kind == trace::RangeKind::op; });
+}
+
+Outcome ranges(const Measurement& m, const MetricCall& call) {
+  if (auto u = missing_trace(m, call.metric, std::nullopt)) return *u;
+  return host_count<trace::HostRange>(*m.trace, m.trace->ranges, arg(call, "name"),
+                                      [](const trace::HostRange& r) { return r.kind == trace::RangeKind::plugin; });
+}
+
+// ---- Selectors: one kernel or copy, and a figure of it ------------------------------------------
+
+// The launch APIs used, "cudaLaunchKernel" or "cudaLaunchKernel + cuLaunchKernelEx".
+template <class Span>
+std::string launch_apis(const trace::Trace& t, const std::vector<const Span*>& spans) {
+  std::vector<std::string> names;
+  for (const auto* s : spans) {
+    std::string name = s->api_call == trace::none ? "unknown" : t.strings[t.api_calls[static_cast<std::size_t>(s->api_call)].name];
+    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+  }
+  std::string joined;
+  for (const auto& n : names) joined += (joined.empty() ? "" : " + ") + n;
+  return joined;
+}
+
+template <class Span, class Keep>
+std::vector<const Span*> heaviest_group(const trace::Trace& t, const std::vector<Span>& spans, Keep keep) {
+  std::map<trace::StringId, std::pair<trace::Ns, std::vector<const Span*>>> groups;
+  for (const auto& s : spans)
+    if (s.iteration != trace::none && keep(s)) {
+      auto& g = groups[s.name];
+      g.first += s.duration();
+      g.second.push_back(&s);
+    }
+  const std::pair<trace::Ns, std::vector<const Span*>>* best = nullptr;
+  for (const auto& [name, g] : groups)
+    if (!best || g.first > best->first) best = &g;
+  (void)t;
+  return best ? best->second : std::vector<const Span*>{};
+}
+
+template <class Span>
+const Span* longest(const std::vector<const Span*>& spans) {
+  return *std::max_element(spans.begin(), spans.end(), [](auto* a, auto* b) { return a->duration() < b->duration(); });
+}
+
+std::string filter_text(const MetricCall& call) {
+  std::string s;
+  for (const auto& [k, v] : call.args) s += (s.empty() ? "" : ", ") + k + "=\"" + v + "\"";
+  return s;
+}
+
+Outcome kernel(const Measurement& m, const MetricCall& call) {
+  if (auto u = missing_trace(m, call.metric, Needs::device_trace)) return *u;
+  const auto& t = *m.trace;
+  const auto filter = span_filter(t, call);
+  const auto group = heaviest_group(t, t.kernels, [&](const auto& k) { return filter.keeps(k); });
+  if (group.empty()) {
+    // The guess assumed such a kernel runs; the trace says none does. That is a finding, with the
+    // kernels that did run as evidence.
+    return Observation{std::string("no such kernel"),
+                       fmt::format("no kernel matches {}; kernels per iteration: {}", filter_text(call),
+                                   breakdown(t, t.kernels, [](const auto&) { return true; })),
+                       device_caveats(t), true};
+  }
+  const auto& k = *longest(group);
+  const auto& f = k.footprint;
+  const auto name = short_kernel_name(t.strings[k.name]);
+  const double launches = static_cast<double>(group.size()) / static_cast<double>(t.iterations.size());
+  std::string evidence = fmt::format("{} ({} launches per iteration, {} each; grid {}, block {}, {} registers, {} shared)",
+                                     name, util::format_number(launches),
+                                     util::format_duration(mean([&] {
+                                       std::vector<double> d;
+                                       for (auto* s : group) d.push_back(static_cast<double>(s->duration()));
+                                       return d;
+                                     }())),
+                                     f.grid.volume(), f.block.volume(), f.registers_per_thread,
+                                     util::format_bytes(f.shared_per_block()));
+  Observation o{count(0), evidence, device_caveats(t)};
+  const auto& field = call.field;
+  auto occupancy = [&]() -> std::optional<Occupancy> {
+    const auto* device = t.device(k.device);
+    if (!device) return std::nullopt;
+    return theoretical_occupancy(f, *device);
+  };
+  if (field == "name") o.value = t.strings[k.name];
+  else if (field == "registers") o.value = count(f.registers_per_thread);
+  else if (field == "block") o.value = count(static_cast<double>(f.block.volume()));
+  else if (field == "grid") o.value = count(static_cast<double>(f.grid.volume()));
+  else if (field == "shared") o.value = bytes(f.shared_per_block());
+  else if (field == "local") o.value = bytes(f.local_per_thread);
+  else if (field == "cluster") o.value = count(static_cast<double>(f.cluster.volume()));
+  else if (field == "launches") o.value = count(launches);
+  else if (field == "launch_api") o.value = launch_apis(t, group);
+  else if (field == "op") o.value = std::string(enclosing_op(t, k.api_call));
+  else if (field == "duration") {
+    std::vector<double> d;
+    for (auto* s : group) d.push_back(static_cast<double>(s->duration()));
+    o.value = time_ns(mean(d));
+  } else {
+    const auto occ = occupancy();
+    if (!occ) return Unavailable{fmt::format("no properties of device {} were recorded, so occupancy cannot be computed", k.device)};
+    o.evidence += fmt::format("; {} blocks/SM, {} of {} warps, limited by {}", occ->blocks_per_sm, occ->warps_per_sm,
+                              occ->max_warps_per_sm, to_string(occ->limiter));
+    if (!occ->note.empty()) o.caveats.push_back(occ->note);
+    if (field == "occupancy") o.value = Quantity{occ->fraction, dimensionless, Display::percent};
+    else if (field == "blocks_per_sm") o.value = count(occ->blocks_per_sm);
+    else if (field == "warps_per_sm") o.value = count(occ->warps_per_sm);
+    else if (field == "limiter") o.value = std::string(to_string(occ->limiter));
+  }
+  return o;
+}
+
+Outcome copy(const Measurement& m, const MetricCall& call) {
+  if (auto u = missing_trace(m, call.metric, Needs::device_trace)) return *u;
+  const auto& t = *m.trace;
+  const auto group = heaviest_group(t, t.copies, copy_keep(t, call));
+  if (group.empty())
+    return Observation{std::string("no such copy"),
+                       fmt::format("no copy matches {}; copies per iteration: {}", filter_text(call),
+                                   t.copies.empty() ? std::string("none") : breakdown(t, t.copies, [](const auto&) { return true; })),
+                       device_caveats(t), true};
+  const auto& c = *longest(group);
+  Observation o{count(0),
+                fmt::format("{} of {} ({} per iteration), issued by {}", t.strings[c.name], util::format_bytes(static_cast<double>(c.bytes)),
+                            util::format_number(static_cast<double>(group.size()) / static_cast<double>(t.iterations.size())),
+                            enclosing_op(t, c.api_call).empty() ? "no framework op" : std::string(enclosing_op(t, c.api_call))),
+                device_caveats(t)};
+  if (call.field == "bytes") o.value = bytes(static_cast<double>(c.bytes));
+  else if (call.field == "op") o.value = std::string(enclosing_op(t, c.api_call));
+  else if (call.field == "launch_api") o.value = launch_apis(t, group);
+  else if (call.field == "duration") o.value = time_ns(static_cast<double>(c.duration()));
+  return o;
+}
+
+// ---- Timing, throughput, correctness, facts -----------------------------------------------------
+
+std::optional<Unavailable> not_ran(const Measurement& m) {
+  if (m.status == runner::Status::ok) return std::nullopt;
+  return Unavailable{fmt::format("experiment {}{}{}", runner::to_string(m.status), m.reason.empty() ? "" : ": ", m.reason)};
+}
+
+std::string stats_evidence(const runner::Stats& s) {
+  return fmt::format("median of {} samples, min {}, max {}, noise {}{}", s.samples, util::format_duration(s.min),
+                     util::format_duration(s.max), util::format_percent(s.noise), s.converged ? "" : ", did not settle");
+}
+
+Outcome gpu_time(const Measurement& m, const MetricCall&) {
+  if (auto u = not_ran(m)) return *u;
+  if (!m.device_time) return Unavailable{"gpu_time needs CUDA-event timing, and the experiment ran on the cpu"};
+  return Observation{time_ns(m.device_time->median), stats_evidence(*m.device_time), {}};
+}
+
+Outcome host_time(const Measurement& m, const MetricCall&) {
+  if (auto u = not_ran(m)) return *u;
+  if (!m.host) return Unavailable{"no host timing was recorded"};
+  return Observation{time_ns(m.host->median), stats_evidence(*m.host), {}};
+}
+
+Outcome first_call(const Measurement& m, const MetricCall&) {
+  if (auto u = not_ran(m)) return *u;
+  if (!m.first_call_ns) return Unavailable{"no first call was timed"};
+  return Observation{time_ns(*m.first_call_ns), "the cold first run(), device work included", {}};
+}
+
+// Throughput over the device time when there is one, else over the host time.
+Outcome throughput(const Measurement& m, double Work::*amount, double scale, const char* unit) {
+  if (auto u = not_ran(m)) return *u;
+  if (!m.work || m.work.value().*amount <= 0) return Unavailable{fmt::format("plugin {} states no work model for {}", m.plugin, unit)};
+  const auto* stats = m.device_time ? &*m.device_time : m.host ? &*m.host : nullptr;
+  if (!stats) return Unavailable{"no timing was recorded"};
+  const double rate = m.work.value().*amount / (stats->median * 1e-9) / scale;
+  return Observation{count(rate),
+                     fmt::format("{} {} of work in {} ({} time)", util::format_number(m.work.value().*amount / scale), unit,
+                                 util::format_duration(stats->median), m.device_time ? "device" : "host"),
+                     {}};
+}
+
+Outcome tflops(const Measurement& m, const MetricCall&) { return throughput(m, &Work::flops, 1e12, "TFLOP"); }
+Outcome gbps(const Measurement& m, const MetricCall&) { return throughput(m, &Work::bytes, 1e9, "GB"); }
+
+Outcome rel_error(const Measurement& m, const MetricCall&) {
+  if (m.correctness.empty()) return Unavailable{fmt::format("plugin {} reported no correctness figure", m.plugin)};
+  const auto worst = std::max_element(m.correctness.begin(), m.correctness.end(), [](auto& a, auto& b) {
+    return a.relative_error < b.relative_error || std::isnan(b.relative_error);
+  });
+  return Observation{count(worst->relative_error),
+                     fmt::format("{}: relative error {:.3g} (tolerance {:.3g})", worst->what, worst->relative_error, worst->tolerance),
+                     {}};
+}
+
+Outcome fact(const Measurement& m, const MetricCall& call) {
+  const auto key = arg(call, "key").value_or("");
+  auto it = m.facts.find(key);
+  if (it == m.facts.end()) {
+    if (auto u = not_ran(m)) return *u;
+    return Unavailable{fmt::format("plugin {} reported no fact '{}'", m.plugin, key)};
+  }
+  // Numbers stay numbers, so facts can be compared with figures.
+  char* end = nullptr;
+  const double v = std::strtod(it->second.c_str(), &end);
+  if (!it->second.empty() && end == it->second.c_str() + it->second.size())
+    return Observation{count(v), fmt::format("reported by plugin {}", m.plugin), {}};
+  return Observation{it->second, fmt::format("reported by plugin {}", m.plugin), {}};
+}
+
+// ---- The catalog ----------------------------------------------------------------------------------
+
+const ArgSpec name_arg{"name", ArgKind::pattern, "regex searched in the kernel's demangled name"};
+const ArgSpec op_arg{"op", ArgKind::pattern, "regex: keep records launched inside a framework op or plugin range of that name"};
+const ArgSpec api_arg{"api", ArgKind::pattern, "regex: keep records launched by an API call of that name"};
+const ArgSpec kind_arg{"kind", ArgKind::copy_kind, "copy direction: HtoD, DtoH, DtoD, HtoH, PtoP, ..."};
+
+FieldSpec figure(std::string name, Dimension dim, Display display, std::string doc) {
+  return {std::move(name), dim, display, false, std::move(doc)};
+}
+FieldSpec text_figure(std::string name, std::string doc) { return {std::move(name), dimensionless, Display::number, true, std::move(doc)}; }
+FieldSpec number_or_text() { return {"", dimensionless, Display::number, false, "", true}; }
+
+std::vector<MetricSpec> build_catalog() {
+  const auto counted = figure("", dimensionless, Display::number, "");
+  const auto timed = figure("", duration, Display::duration, "");
+  const auto sized = figure("", data, Display::bytes, "");
+  return {
+      {"kernels", "kernels per traced iteration", {name_arg, op_arg, api_arg}, {}, counted, kernels},
+      {"copies", "memory copies per traced iteration", {kind_arg, name_arg, op_arg, api_arg}, {}, counted, copies},
+      {"copy_bytes", "bytes copied per traced iteration", {kind_arg, name_arg, op_arg, api_arg}, {}, sized, copy_bytes},
+      {"memsets", "memsets per traced iteration", {name_arg, op_arg, api_arg}, {}, counted, memsets},
+      {"memset_bytes", "bytes set per traced iteration", {name_arg, op_arg, api_arg}, {}, sized, memset_bytes},
+      {"api_calls", "CUDA runtime and driver API calls per traced iteration",
+       {{"name", ArgKind::pattern, "regex searched in the API call's name"}}, {}, counted, api_calls},
+      {"ops", "framework ops (e.g. aten::copy_) per traced iteration, nested ones included",
+       {{"name", ArgKind::pattern, "regex searched in the op's name"}}, {}, counted, ops},
+      {"ranges", "plugin ranges per traced iteration", {{"name", ArgKind::pattern, "regex searched in the range's name"}}, {},
+       counted, ranges},
+      {"kernel_time", "summed kernel durations per traced iteration", {name_arg, op_arg, api_arg}, {}, timed, kernel_time},
+      {"busy_time", "time the device was busy per traced iteration (kernels, copies, memsets; overlaps once)", {}, {}, timed,
+       busy_time},
+      {"kernel",
+       "the kernel that takes the most device time among those that match; its figures",
+       {name_arg, op_arg, api_arg},
+       {text_figure("name", "demangled name"),
+        figure("registers", dimensionless, Display::number, "registers per thread"),
+        figure("block", dimensionless, Display::number, "threads per block"),
+        figure("grid", dimensionless, Display::number, "blocks in the grid"),
+        figure("shared", data, Display::bytes, "shared memory per block, static and dynamic"),
+        figure("local", data, Display::bytes, "local memory per thread"),
+        figure("cluster", dimensionless, Display::number, "blocks per cluster"),
+        figure("occupancy", dimensionless, Display::percent, "theoretical occupancy from the launch footprint"),
+        figure("blocks_per_sm", dimensionless, Display::number, "resident blocks per multiprocessor"),
+        figure("warps_per_sm", dimensionless, Display::number, "resident warps per multiprocessor"),
+        text_figure("limiter", "what bounds occupancy: threads, registers, shared_memory or blocks"),
+        figure("duration", duration, Display::duration, "mean duration of one launch"),
+        figure("launches", dimensionless, Display::number, "launches per traced iteration"),
+        text_figure("launch_api", "the API call that launched it, e.g. cudaLaunchKernel or cuLaunchKernelEx"),
+        text_figure("op", "the innermost framework op around its launch")},
+       {},
+       kernel},
+      {"copy",
+       "the copy that takes the most device time among those that match; its figures",
+       {kind_arg, name_arg, op_arg, api_arg},
+       {figure("bytes", data, Display::bytes, "bytes of its largest instance"),
+        figure("duration", duration, Display::duration, "duration of its longest instance"),
+        text_figure("op", "the innermost framework op around it"),
+        text_figure("launch_api", "the API call that issued it")},
+       {},
+       copy},
+      {"gpu_time", "median device time per iteration, by CUDA events, tracing off", {}, {}, timed, gpu_time},
+      {"host_time", "median host time of one run() call, device idle before each call, tracing off", {}, {}, timed, host_time},
+      {"first_call", "time of the cold first run(), device work included", {}, {}, timed, first_call},
+      {"tflops", "TFLOP/s from the plugin's work model over the device (else host) time", {}, {}, counted, tflops},
+      {"gbps", "GB/s from the plugin's work model over the device (else host) time", {}, {}, counted, gbps},
+      {"rel_error", "the worst relative error the plugin reported against its reference", {}, {}, counted, rel_error},
+      {"fact", "a fact the plugin reported (a number when it reads as one)",
+       {{"key", ArgKind::key, "the fact's name"}}, {}, number_or_text(), fact},
+  };
+}
+
+}  // namespace
+
+const FieldSpec* MetricSpec::field(std::string_view name) const {
+  for (const auto& f : fields)
+    if (f.name == name) return &f;
+  return nullptr;
+}
+
+const ArgSpec* MetricSpec::arg(std::string_view name) const {
+  for (const auto& a : args)
+    if (a.name == name) return &a;
+  return nullptr;
+}
+
+const std::vector<MetricSpec>& catalog() {
+  static const auto specs = build_catalog();
+  return specs;
+}
+
+const MetricSpec* find_metric(std::string_view name) {
+  for (const auto& s : catalog())
+    if (s.name == name) return &s;
+  return nullptr;
+}
+
+std::vector<std::string> metric_names() {
+  std::vector<std::string> names;
+  for (const auto& s : catalog()) names.push_back(s.name);
+  return names;
+}
+
+const FieldSpec& result_type(const MetricSpec& spec, const MetricCall& call) {
+  if (const auto* f = spec.field(call.field)) return *f;
+  return spec.result;
+}
+
+Outcome evaluate(const Measurement& m, const MetricCall& call) {
+  const auto* spec = find_metric(call.metric);
+  if (!spec) return Unavailable{fmt::format("unknown metric {}", call.metric)};
+  return spec->compute(m, call);
+}
+
+}  // namespace expr::analysis

@@ -1,0 +1,34 @@
+// Values that metrics produce and expectations compare: numbers with a physical dimension, or text.
+#pragma once
+
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace expr::analysis {
+
+// Exponents of time and bytes: a count is {0,0}, a duration {1,0}, a bandwidth {-1,1}.
+struct Dimension {
+  int time = 0;
+  int bytes = 0;
+  friend bool operator==(const Dimension&, const Dimension&) = default;
+  bool dimensionless() const { return time == 0 && bytes == 0; }
+};
+inline constexpr Dimension dimensionless{};
+inline constexpr Dimension duration{1, 0};
+inline constexpr Dimension data{0, 1};
+std::string describe(Dimension d);  // "a count", "a duration", "a size in bytes", ...
+
+// How a number is best shown; does not change its meaning.
+enum class Display { number, percent, duration, bytes };
+
+struct Quantity {
+  double value = 0;  // durations in ns, sizes in bytes, fractions as fractions
+  Dimension dim;
+  Display display = Display::number;
+};
+
+using Value = std::variant<Quantity, std::string>;
+std::string format(const Value& v);
+
+}  // namespace expr::analysis

@@ -1,0 +1,112 @@
+#include "device/cuda.hpp"
+
+#include <cuda_runtime.h>
+#include <cupti.h>
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+namespace expr::cuda {
+
+void check(int status, const char* what) {
+  const auto e = static_cast<cudaError_t>(status);
+  if (e != cudaSuccess)
+    throw std::runtime_error(fmt::format("{}: {}: {}", what, cudaGetErrorName(e), cudaGetErrorString(e)));
+}
+
+Availability probe() {
+  int count = 0;
+  const auto e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess) return {0, fmt::format("no CUDA device: {}", cudaGetErrorString(e))};
+  if (count == 0) return {0, "no CUDA device"};
+  return {count, ""};
+}
+
+namespace {
+int attribute(cudaDeviceAttr attr, int device) {
+  int v = 0;
+  check(cudaDeviceGetAttribute(&v, attr, device), "cudaDeviceGetAttribute");
+  return v;
+}
+}  // namespace
+
+trace::DeviceProperties properties(int device) {
+  cudaDeviceProp p{};
+  check(cudaGetDeviceProperties(&p, device), "cudaGetDeviceProperties");
+  trace::DeviceProperties d;
+  d.id = static_cast<std::uint32_t>(device);
+  d.name = p.name;
+  d.major = p.major;
+  d.minor = p.minor;
+  d.multiprocessors = p.multiProcessorCount;
+  d.warp_size = p.warpSize;
+  d.max_threads_per_sm = p.maxThreadsPerMultiProcessor;
+  d.max_blocks_per_sm = p.maxBlocksPerMultiProcessor;
+  d.registers_per_sm = p.regsPerMultiprocessor;
+  d.max_registers_per_block = p.regsPerBlock;
+  d.shared_per_sm = static_cast<int>(p.sharedMemPerMultiprocessor);
+  d.shared_per_block_optin = static_cast<int>(p.sharedMemPerBlockOptin);
+  d.reserved_shared_per_block = attribute(cudaDevAttrReservedSharedMemoryPerBlock, device);
+  return d;
+}
+
+std::map<std::string, std::string> environment(int device) {
+  std::map<std::string, std::string> env;
+  auto version = [](int v) { return fmt::format("{}.{}", v / 1000, v % 1000 / 10); };
+  int driver = 0, runtime = 0;
+  if (cudaDriverGetVersion(&driver) == cudaSuccess) env["cuda_driver_api"] = version(driver);
+  if (cudaRuntimeGetVersion(&runtime) == cudaSuccess) env["cuda_runtime"] = version(runtime);
+  std::uint32_t cupti = 0;
+  if (cuptiGetVersion(&cupti) == CUPTI_SUCCESS) env["cupti_api"] = std::to_string(cupti);
+  cudaDeviceProp p{};
+  if (cudaGetDeviceProperties(&p, device) == cudaSuccess) {
+    env["gpu"] = p.name;
+    env["gpu_compute_capability"] = fmt::format("{}.{}", p.major, p.minor);
+    env["gpu_memory_gib"] = fmt::format("{:.1f}", static_cast<double>(p.totalGlobalMem) / (1u << 30));
+    env["gpu_multiprocessors"] = std::to_string(p.multiProcessorCount);
+  }
+  return env;
+}
+
+void select(int device) { check(cudaSetDevice(device), "cudaSetDevice"); }
+
+void synchronize() { check(cudaDeviceSynchronize(), "cudaDeviceSynchronize"); }
+
+std::string last_error() {
+  const auto e = cudaGetLastError();
+  return e == cudaSuccess ? "" : fmt::format("{}: {}", cudaGetErrorName(e), cudaGetErrorString(e));
+}
+
+EventTimer::EventTimer(std::size_t capacity) : events_(capacity, nullptr) {
+  for (auto& e : events_) {
+    cudaEvent_t ev{};
+    check(cudaEventCreate(&ev), "cudaEventCreate");
+    e = ev;
+  }
+}
+
+EventTimer::~EventTimer() {
+  for (auto e : events_) cudaEventDestroy(static_cast<cudaEvent_t>(e));
+}
+
+void EventTimer::reset() { used_ = 0; }
+
+void EventTimer::record() {
+  if (used_ == events_.size()) throw std::logic_error("EventTimer: more points than its capacity");
+  check(cudaEventRecord(static_cast<cudaEvent_t>(events_[used_++]), cudaStreamLegacy), "cudaEventRecord");
+}
+
+std::vector<double> EventTimer::elapsed() {
+  std::vector<double> gaps;
+  if (used_ < 2) return gaps;
+  check(cudaEventSynchronize(static_cast<cudaEvent_t>(events_[used_ - 1])), "cudaEventSynchronize");
+  for (std::size_t i = 1; i < used_; ++i) {
+    float ms = 0;
+    check(cudaEventElapsedTime(&ms, static_cast<cudaEvent_t>(events_[i - 1]), static_cast<cudaEvent_t>(events_[i])),
+          "cudaEventElapsedTime");
+    gaps.push_back(static_cast<double>(ms) * 1e6);
+  }
+  return gaps;
+}
+
+}  // namespace expr::cuda

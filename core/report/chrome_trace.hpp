@@ -1,0 +1,16 @@
+// Exports a trace as Chrome trace-event JSON, which Perfetto and chrome://tracing open. Field names
+// follow the PyTorch profiler's traces (categories, kernel args, ac2g flows, ProfilerStep#N), so
+// tools written for those traces, such as Holistic Trace Analysis, can read these too.
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+#include "trace/trace.hpp"
+
+namespace expr::report {
+
+std::string chrome_trace(const trace::Trace& trace, const std::string& title);
+void write_chrome_trace(const trace::Trace& trace, const std::string& title, const std::filesystem::path& file);
+
+}  // namespace expr::report

@@ -1,0 +1,63 @@
+#include "report/results.hpp"
+
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <thread>
+
+#include <fmt/chrono.h>
+#include <fmt/format.h>
+
+namespace expr::report {
+
+const ExperimentResult* RunResult::find(const std::string& experiment) const {
+  for (const auto& e : experiments)
+    if (e.measurement.experiment == experiment) return &e;
+  return nullptr;
+}
+
+Tally tally(const RunResult& run) {
+  Tally t;
+  for (const auto& e : run.experiments) {
+    const auto s = e.measurement.status;
+    if (s == runner::Status::failed || s == runner::Status::crashed || s == runner::Status::timed_out) ++t.experiments_failed;
+    for (const auto& x : e.expectations) {
+      if (!x.judgement) {
+        ++t.pending;
+        continue;
+      }
+      switch (x.judgement->verdict) {
+        case expect::Verdict::confirmed: ++t.confirmed; break;
+        case expect::Verdict::contradicted: ++t.contradicted; break;
+        case expect::Verdict::not_evaluable: ++t.not_evaluable; break;
+      }
+      if (x.required && x.judgement->verdict != expect::Verdict::confirmed) ++t.required_failed;
+    }
+  }
+  return t;
+}
+
+std::map<std::string, std::string> host_environment() {
+  std::map<std::string, std::string> env;
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) == 0) env["host"] = name;
+  utsname u{};
+  if (::uname(&u) == 0) env["kernel"] = fmt::format("{} {} {}", u.sysname, u.release, u.machine);
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  for (std::string line; std::getline(cpuinfo, line);)
+    if (line.starts_with("model name")) {
+      env["cpu"] = line.substr(line.find(':') + 2);
+      break;
+    }
+  env["cpu_cores"] = std::to_string(std::thread::hardware_concurrency());
+  env["expr"] = EXPR_VERSION;
+  return env;
+}
+
+std::string utc_now() {
+  return fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(std::chrono::system_clock::to_time_t(std::chrono::system_clock::now())));
+}
+
+}  // namespace expr::report

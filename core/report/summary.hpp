@@ -1,0 +1,24 @@
+// The human-facing reports of a run: the side-by-side table of experiments, each experiment's
+// guesses with their verdicts, and the "guess vs trace" block of every contradicted guess.
+#pragma once
+
+#include <string>
+
+#include "report/results.hpp"
+#include "report/table.hpp"
+
+namespace expr::report {
+
+// One row per experiment: device time, host time, first call, kernels, copies, main kernel with
+// its occupancy and launch API, throughput, correctness, and the guesses' tally.
+Table comparison_table(const RunResult& run);
+
+std::string terminal_report(const RunResult& run, bool color);
+std::string markdown_report(const RunResult& run);
+// JUnit XML, for CI test reports: one test case per expectation, failing when a required one is not
+// confirmed, and one per experiment that failed to run.
+std::string junit_report(const RunResult& run);
+
+void write_reports(const RunResult& run);  // results.json, summary.md and junit.xml in run.run_dir
+
+}  // namespace expr::report

@@ -1,0 +1,72 @@
+#include "report/table.hpp"
+
+#include <algorithm>
+
+namespace expr::report {
+
+namespace {
+// Display width: count UTF-8 code points, not bytes, so "µs" and "✓" align.
+std::size_t width(const std::string& s) {
+  return static_cast<std::size_t>(std::count_if(s.begin(), s.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+}
+}  // namespace
+
+std::string clip(const std::string& s, std::size_t w) {
+  if (width(s) <= w) return s;
+  std::string out;
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if ((static_cast<unsigned char>(s[i]) & 0xC0) != 0x80 && ++n > w - 1) break;
+    out += s[i];
+  }
+  return out + "…";
+}
+
+std::string Table::text(const std::string& indent) const {
+  std::vector<std::size_t> widths(header.size(), 0);
+  auto measure = [&](const std::vector<std::string>& row) {
+    for (std::size_t i = 0; i < row.size() && i < widths.size(); ++i) widths[i] = std::max(widths[i], width(row[i]));
+  };
+  measure(header);
+  for (const auto& r : rows) measure(r);
+  auto line = [&](const std::vector<std::string>& row) {
+    std::string s = indent;
+    for (std::size_t i = 0; i < widths.size(); ++i) {
+      const std::string cell = i < row.size() ? row[i] : "";
+      s += cell;
+      if (i + 1 < widths.size()) s += std::string(widths[i] - width(cell) + 2, ' ');
+    }
+    while (!s.empty() && s.back() == ' ') s.pop_back();
+    return s + "\n";
+  };
+  std::string out = line(header);
+  std::string rule = indent;
+  for (std::size_t i = 0; i < widths.size(); ++i) rule += std::string(widths[i], '-') + (i + 1 < widths.size() ? "  " : "");
+  out += rule + "\n";
+  for (const auto& r : rows) out += line(r);
+  return out;
+}
+
+std::string Table::markdown() const {
+  auto cell = [](std::string s) {
+    std::string out;
+    for (char c : s) {
+      if (c == '|') out += "\\|";
+      else if (c == '\n') out += "<br>";
+      else out += c;
+    }
+    return out;
+  };
+  auto line = [&](const std::vector<std::string>& row) {
+    std::string s = "|";
+    for (std::size_t i = 0; i < header.size(); ++i) s += " " + cell(i < row.size() ? row[i] : "") + " |";
+    return s + "\n";
+  };
+  std::string out = line(header) + "|";
+  for (std::size_t i = 0; i < header.size(); ++i) out += " --- |";
+  out += "\n";
+  for (const auto& r : rows) out += line(r);
+  return out;
+}
+
+}  // namespace expr::report

@@ -1,0 +1,104 @@
+#include "runner/measurement_json.hpp"
+
+#include <cmath>
+
+namespace expr::runner {
+
+using nlohmann::json;
+
+std::string_view to_string(Status s) {
+  switch (s) {
+    case Status::ok: return "ok";
+    case Status::failed: return "failed";
+    case Status::crashed: return "crashed";
+    case Status::timed_out: return "timed_out";
+    case Status::skipped: return "skipped";
+  }
+  return "?";
+}
+
+std::optional<Status> status_from(std::string_view name) {
+  for (auto s : {Status::ok, Status::failed, Status::crashed, Status::timed_out, Status::skipped})
+    if (to_string(s) == name) return s;
+  return std::nullopt;
+}
+
+json to_json(const ParamValue& v) {
+  return std::visit([](const auto& x) { return json(x); }, v);
+}
+
+ParamValue param_from_json(const json& j) {
+  if (j.is_boolean()) return j.get<bool>();
+  if (j.is_number_integer()) return j.get<std::int64_t>();
+  if (j.is_number()) return j.get<double>();
+  return j.get<std::string>();
+}
+
+namespace {
+
+// NaN and infinities are not JSON; a relative error of NaN must survive as such.
+json number(double v) { return std::isfinite(v) ? json(v) : json(std::isnan(v) ? "nan" : v > 0 ? "inf" : "-inf"); }
+double number_from(const json& j) {
+  if (j.is_number()) return j.get<double>();
+  const auto s = j.get<std::string>();
+  return s == "inf" ? INFINITY : s == "-inf" ? -INFINITY : NAN;
+}
+
+json stats_json(const Stats& s) {
+  return {{"samples", s.samples}, {"median_ns", s.median}, {"mean_ns", s.mean}, {"min_ns", s.min}, {"max_ns", s.max},
+          {"noise", s.noise},     {"seconds", s.seconds},  {"converged", s.converged}};
+}
+
+Stats stats_from(const json& j) {
+  return {j.at("samples"), j.at("median_ns"), j.at("mean_ns"), j.at("min_ns"), j.at("max_ns"),
+          j.at("noise"),   j.at("seconds"),   j.at("converged")};
+}
+
+}  // namespace
+
+json to_json(const Measurement& m) {
+  json j{{"name", m.experiment},
+         {"plugin", m.plugin},
+         {"device", m.device == Device::cuda ? "cuda" : "cpu"},
+         {"status", to_string(m.status)},
+         {"reason", m.reason},
+         {"params", json::object()},
+         {"facts", m.facts},
+         {"environment", m.environment},
+         {"correctness", json::array()},
+         {"timing", json::object()},
+         {"trace_file", m.trace_file},
+         {"chrome_trace", m.chrome_file}};
+  for (const auto& [k, v] : m.params) j["params"][k] = to_json(v);
+  for (const auto& c : m.correctness)
+    j["correctness"].push_back({{"what", c.what}, {"relative_error", number(c.relative_error)}, {"tolerance", c.tolerance}, {"ok", c.ok()}});
+  if (m.first_call_ns) j["timing"]["first_call_ns"] = *m.first_call_ns;
+  if (m.host) j["timing"]["host"] = stats_json(*m.host);
+  if (m.device_time) j["timing"]["device"] = stats_json(*m.device_time);
+  if (m.work) j["work"] = {{"flops", m.work->flops}, {"bytes", m.work->bytes}};
+  return j;
+}
+
+Measurement measurement_from_json(const json& j) {
+  Measurement m;
+  m.experiment = j.at("name");
+  m.plugin = j.at("plugin");
+  m.device = j.at("device") == "cuda" ? Device::cuda : Device::cpu;
+  m.status = status_from(j.at("status").get<std::string>()).value_or(Status::failed);
+  m.reason = j.value("reason", "");
+  for (const auto& [k, v] : j.at("params").items()) m.params[k] = param_from_json(v);
+  m.facts = j.value("facts", std::map<std::string, std::string>{});
+  m.environment = j.value("environment", std::map<std::string, std::string>{});
+  for (const auto& c : j.value("correctness", json::array()))
+    m.correctness.push_back({c.at("what"), number_from(c.at("relative_error")), c.at("tolerance")});
+  const auto& t = j.at("timing");
+  if (t.contains("first_call_ns")) m.first_call_ns = t.at("first_call_ns").get<double>();
+  if (t.contains("host")) m.host = stats_from(t.at("host"));
+  if (t.contains("device")) m.device_time = stats_from(t.at("device"));
+  if (j.contains("work")) m.work = Work{j.at("work").at("flops"), j.at("work").at("bytes")};
+  m.trace_file = j.value("trace_file", "");
+  m.chrome_file = j.value("chrome_trace", "");
+  return m;
+}
+
+}  // namespace expr::runner

@@ -1,0 +1,73 @@
+#include "trace/recorder.hpp"
+
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <vector>
+
+#include "trace/clock.hpp"
+
+namespace expr::trace {
+
+std::uint32_t current_thread() {
+  thread_local const auto tid = static_cast<std::uint32_t>(::syscall(SYS_gettid));
+  return tid;
+}
+
+namespace {
+// Open ranges of this thread, innermost last: the parent of the next range.
+thread_local std::vector<std::int32_t> open_ranges;
+}  // namespace
+
+void HostRecorder::begin_iteration() {
+  const auto handle = [&] {
+    std::lock_guard lock(mutex_);
+    iteration_ = static_cast<std::int32_t>(trace_.iterations.size());
+    trace_.iterations.push_back({});
+    return iteration_;
+  }();
+  recording_.store(true, std::memory_order_relaxed);
+  const auto range = begin("ProfilerStep#" + std::to_string(handle), RangeKind::iteration);
+  std::lock_guard lock(mutex_);
+  auto& it = trace_.iterations[static_cast<std::size_t>(handle)];
+  it.range = static_cast<std::int32_t>(range);
+  it.start = trace_.ranges[static_cast<std::size_t>(range)].start;
+  if (listener_) listener_->iteration_begun(static_cast<std::uint64_t>(handle) + 1);
+}
+
+void HostRecorder::end_iteration() {
+  if (listener_) listener_->iteration_ended();
+  const auto range = trace_.iterations[static_cast<std::size_t>(iteration_)].range;
+  end(range);
+  recording_.store(false, std::memory_order_relaxed);
+  std::lock_guard lock(mutex_);
+  trace_.iterations[static_cast<std::size_t>(iteration_)].end = trace_.ranges[static_cast<std::size_t>(range)].end;
+  iteration_ = none;
+}
+
+std::int64_t HostRecorder::begin(std::string_view name, RangeKind kind) {
+  if (!recording()) return -1;
+  const Ns start = now();
+  std::int32_t index;
+  {
+    std::lock_guard lock(mutex_);
+    index = static_cast<std::int32_t>(trace_.ranges.size());
+    trace_.ranges.push_back({trace_.strings.intern(name), kind, current_thread(), start, start,
+                             open_ranges.empty() ? none : open_ranges.back(), iteration_});
+  }
+  open_ranges.push_back(index);
+  if (listener_ && kind != RangeKind::iteration) listener_->range_begun(static_cast<std::uint64_t>(index) + 1);
+  return index;
+}
+
+void HostRecorder::end(std::int64_t handle) {
+  if (handle < 0) return;
+  const Ns end = now();
+  if (!open_ranges.empty() && open_ranges.back() == handle) open_ranges.pop_back();
+  std::lock_guard lock(mutex_);
+  auto& range = trace_.ranges[static_cast<std::size_t>(handle)];
+  range.end = end;
+  if (listener_ && range.kind != RangeKind::iteration) listener_->range_ended();
+}
+
+}  // namespace expr::trace

@@ -1,0 +1,267 @@
+#include "trace/trace_file.hpp"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <functional>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <tuple>
+
+#include "util/atomic_file.hpp"
+
+namespace expr::trace {
+
+namespace {
+
+using json = nlohmann::json;
+
+// Every column is an integer; timestamps are stored relative to the trace's earliest one.
+template <class Record>
+struct Column {
+  const char* name;
+  std::function<std::int64_t(const Record&, Ns epoch)> get;
+  std::function<void(Record&, std::int64_t, Ns epoch)> set;
+};
+
+// Owner may be a base of Record (DeviceSpan for Kernel), so Record is always named explicitly.
+template <class Record, class Owner, class Member>
+Column<Record> plain(const char* name, Member Owner::*member) {
+  return {name, [member](const Record& r, Ns) { return static_cast<std::int64_t>(r.*member); },
+          [member](Record& r, std::int64_t v, Ns) { r.*member = static_cast<Member>(v); }};
+}
+
+template <class Record, class Owner>
+Column<Record> time(const char* name, Ns Owner::*member) {
+  return {name, [member](const Record& r, Ns epoch) { return r.*member - epoch; },
+          [member](Record& r, std::int64_t v, Ns epoch) { r.*member = v + epoch; }};
+}
+
+template <class Record, class Member>
+Column<Record> footprint(const char* name, Member Footprint::*member) {
+  return {name, [member](const Record& r, Ns) { return static_cast<std::int64_t>(r.footprint.*member); },
+          [member](Record& r, std::int64_t v, Ns) { r.footprint.*member = static_cast<Member>(v); }};
+}
+
+template <class Record>
+Column<Record> dim(const char* name, Dim3 Footprint::*member, std::uint32_t Dim3::*axis) {
+  return {name, [=](const Record& r, Ns) { return static_cast<std::int64_t>(r.footprint.*member.*axis); },
+          [=](Record& r, std::int64_t v, Ns) { r.footprint.*member.*axis = static_cast<std::uint32_t>(v); }};
+}
+
+template <class Span>
+std::vector<Column<Span>> span_columns() {
+  return {plain<Span>("name", &DeviceSpan::name),   plain<Span>("device", &DeviceSpan::device),
+          plain<Span>("stream", &DeviceSpan::stream), time<Span>("start", &DeviceSpan::start),
+          time<Span>("end", &DeviceSpan::end),        plain<Span>("correlation", &DeviceSpan::correlation)};
+}
+
+template <class Record>
+std::vector<Column<Record>> columns();
+
+template <>
+std::vector<Column<HostRange>> columns() {
+  return {plain<HostRange>("name", &HostRange::name),           plain<HostRange>("kind", &HostRange::kind),
+          plain<HostRange>("thread", &HostRange::thread),       time<HostRange>("start", &HostRange::start),
+          time<HostRange>("end", &HostRange::end),              plain<HostRange>("parent", &HostRange::parent),
+          plain<HostRange>("iteration", &HostRange::iteration)};
+}
+
+template <>
+std::vector<Column<ApiCall>> columns() {
+  return {plain<ApiCall>("name", &ApiCall::name),          plain<ApiCall>("api", &ApiCall::api),
+          plain<ApiCall>("thread", &ApiCall::thread),      time<ApiCall>("start", &ApiCall::start),
+          time<ApiCall>("end", &ApiCall::end),             plain<ApiCall>("correlation", &ApiCall::correlation),
+          plain<ApiCall>("range_tag", &ApiCall::range_tag), plain<ApiCall>("iteration_tag", &ApiCall::iteration_tag)};
+}
+
+template <>
+std::vector<Column<Kernel>> columns() {
+  auto c = span_columns<Kernel>();
+  c.push_back(plain<Kernel>("mangled", &Kernel::mangled));
+  for (auto [x, y, z, member] : {std::tuple{"grid_x", "grid_y", "grid_z", &Footprint::grid},
+                                 std::tuple{"block_x", "block_y", "block_z", &Footprint::block},
+                                 std::tuple{"cluster_x", "cluster_y", "cluster_z", &Footprint::cluster}}) {
+    c.push_back(dim<Kernel>(x, member, &Dim3::x));
+    c.push_back(dim<Kernel>(y, member, &Dim3::y));
+    c.push_back(dim<Kernel>(z, member, &Dim3::z));
+  }
+  c.push_back(footprint<Kernel>("registers_per_thread", &Footprint::registers_per_thread));
+  c.push_back(footprint<Kernel>("static_shared", &Footprint::static_shared));
+  c.push_back(footprint<Kernel>("dynamic_shared", &Footprint::dynamic_shared));
+  c.push_back(footprint<Kernel>("local_per_thread", &Footprint::local_per_thread));
+  c.push_back(footprint<Kernel>("shared_executed", &Footprint::shared_executed));
+  return c;
+}
+
+template <>
+std::vector<Column<Copy>> columns() {
+  auto c = span_columns<Copy>();
+  c.push_back(plain<Copy>("kind", &Copy::kind));
+  c.push_back(plain<Copy>("bytes", &Copy::bytes));
+  return c;
+}
+
+template <>
+std::vector<Column<Memset>> columns() {
+  auto c = span_columns<Memset>();
+  c.push_back(plain<Memset>("bytes", &Memset::bytes));
+  c.push_back(plain<Memset>("value", &Memset::value));
+  return c;
+}
+
+template <>
+std::vector<Column<Synchronization>> columns() {
+  return {plain<Synchronization>("name", &Synchronization::name),     plain<Synchronization>("thread", &Synchronization::thread),
+          plain<Synchronization>("stream", &Synchronization::stream), time<Synchronization>("start", &Synchronization::start),
+          time<Synchronization>("end", &Synchronization::end),        plain<Synchronization>("correlation", &Synchronization::correlation)};
+}
+
+template <class Record>
+void write_table(fmt::memory_buffer& out, const char* key, const std::vector<Record>& records, Ns epoch) {
+  const auto cols = columns<Record>();
+  fmt::format_to(std::back_inserter(out), ",\n\"{}\":{{\"columns\":[", key);
+  for (std::size_t i = 0; i < cols.size(); ++i) fmt::format_to(std::back_inserter(out), "{}\"{}\"", i ? "," : "", cols[i].name);
+  fmt::format_to(std::back_inserter(out), "],\"rows\":[");
+  for (std::size_t r = 0; r < records.size(); ++r) {
+    fmt::format_to(std::back_inserter(out), "{}\n[", r ? "," : "");
+    for (std::size_t i = 0; i < cols.size(); ++i)
+      fmt::format_to(std::back_inserter(out), "{}{}", i ? "," : "", cols[i].get(records[r], epoch));
+    out.push_back(']');
+  }
+  fmt::format_to(std::back_inserter(out), "]}}");
+}
+
+template <class Record>
+void read_table(const json& doc, const char* key, std::vector<Record>& records, Ns epoch) {
+  if (!doc.contains(key)) return;
+  const auto cols = columns<Record>();
+  const auto& table = doc.at(key);
+  // Map the file's columns onto ours by name, so a file with extra or reordered columns still loads.
+  std::vector<const Column<Record>*> order;
+  for (const auto& name : table.at("columns")) {
+    const Column<Record>* found = nullptr;
+    for (const auto& c : cols)
+      if (name.get<std::string>() == c.name) found = &c;
+    order.push_back(found);
+  }
+  for (const auto& row : table.at("rows")) {
+    Record r{};
+    for (std::size_t i = 0; i < order.size() && i < row.size(); ++i)
+      if (order[i]) order[i]->set(r, row[i].get<std::int64_t>(), epoch);
+    records.push_back(r);
+  }
+}
+
+Ns earliest(const Trace& t) {
+  Ns e = std::numeric_limits<Ns>::max();
+  for (const auto& r : t.ranges) e = std::min(e, r.start);
+  for (const auto& r : t.api_calls) e = std::min(e, r.start);
+  for (const auto& r : t.kernels) e = std::min(e, r.start);
+  for (const auto& r : t.copies) e = std::min(e, r.start);
+  for (const auto& r : t.memsets) e = std::min(e, r.start);
+  return e == std::numeric_limits<Ns>::max() ? 0 : e;
+}
+
+json device_json(const DeviceProperties& d) {
+  return {{"id", d.id},
+          {"name", d.name},
+          {"compute_capability", {d.major, d.minor}},
+          {"multiprocessors", d.multiprocessors},
+          {"warp_size", d.warp_size},
+          {"max_threads_per_sm", d.max_threads_per_sm},
+          {"max_blocks_per_sm", d.max_blocks_per_sm},
+          {"registers_per_sm", d.registers_per_sm},
+          {"max_registers_per_block", d.max_registers_per_block},
+          {"shared_per_sm", d.shared_per_sm},
+          {"shared_per_block_optin", d.shared_per_block_optin},
+          {"reserved_shared_per_block", d.reserved_shared_per_block}};
+}
+
+DeviceProperties device_from(const json& j) {
+  DeviceProperties d;
+  d.id = j.at("id");
+  d.name = j.at("name");
+  d.major = j.at("compute_capability").at(0);
+  d.minor = j.at("compute_capability").at(1);
+  d.multiprocessors = j.at("multiprocessors");
+  d.warp_size = j.at("warp_size");
+  d.max_threads_per_sm = j.at("max_threads_per_sm");
+  d.max_blocks_per_sm = j.at("max_blocks_per_sm");
+  d.registers_per_sm = j.at("registers_per_sm");
+  d.max_registers_per_block = j.at("max_registers_per_block");
+  d.shared_per_sm = j.at("shared_per_sm");
+  d.shared_per_block_optin = j.at("shared_per_block_optin");
+  d.reserved_shared_per_block = j.at("reserved_shared_per_block");
+  return d;
+}
+
+}  // namespace
+
+void save(const Trace& trace, const std::filesystem::path& file) {
+  const Ns epoch = earliest(trace);
+  json head{{"format", trace_format},
+            {"process", trace.process},
+            {"epoch_ns", epoch},
+            {"collection",
+             {{"device_traced", trace.collection.device_traced},
+              {"device_unavailable", trace.collection.device_unavailable},
+              {"ops_traced", trace.collection.ops_traced},
+              {"dropped_records", trace.collection.dropped_records}}},
+            {"devices", json::array()},
+            {"strings", trace.strings.all()},
+            {"iterations", json::array()}};
+  for (const auto& d : trace.devices) head["devices"].push_back(device_json(d));
+  for (const auto& it : trace.iterations) head["iterations"].push_back({it.range, it.start - epoch, it.end - epoch});
+
+  fmt::memory_buffer out;
+  auto text = head.dump();
+  out.append(text.data(), text.data() + text.size() - 1);  // reopen the object for the tables
+  write_table(out, "ranges", trace.ranges, epoch);
+  write_table(out, "api_calls", trace.api_calls, epoch);
+  write_table(out, "kernels", trace.kernels, epoch);
+  write_table(out, "copies", trace.copies, epoch);
+  write_table(out, "memsets", trace.memsets, epoch);
+  write_table(out, "syncs", trace.syncs, epoch);
+  out.append(std::string_view("}\n"));
+  util::write_atomically(file, std::string_view(out.data(), out.size()));
+}
+
+Trace load(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  if (!in) throw std::runtime_error(fmt::format("{}: cannot open trace file", file.string()));
+  Trace t;
+  try {
+    const json doc = json::parse(in);
+    if (doc.value("format", "") != trace_format)
+      throw std::runtime_error(fmt::format("not an {} file (format: {})", trace_format, doc.value("format", "none")));
+    const Ns epoch = doc.at("epoch_ns");
+    t.process = doc.value("process", 0u);
+    const auto& c = doc.at("collection");
+    t.collection.device_traced = c.at("device_traced");
+    t.collection.device_unavailable = c.at("device_unavailable");
+    t.collection.ops_traced = c.at("ops_traced");
+    t.collection.dropped_records = c.at("dropped_records");
+    for (const auto& d : doc.at("devices")) t.devices.push_back(device_from(d));
+    for (const auto& s : doc.at("strings"))
+      if (t.strings.intern(s.get<std::string>()) + 1 != t.strings.size())
+        throw std::runtime_error("string table repeats an entry");
+    for (const auto& it : doc.at("iterations"))
+      t.iterations.push_back({it.at(0).get<std::int32_t>(), it.at(1).get<Ns>() + epoch, it.at(2).get<Ns>() + epoch});
+    read_table(doc, "ranges", t.ranges, epoch);
+    read_table(doc, "api_calls", t.api_calls, epoch);
+    read_table(doc, "kernels", t.kernels, epoch);
+    read_table(doc, "copies", t.copies, epoch);
+    read_table(doc, "memsets", t.memsets, epoch);
+    read_table(doc, "syncs", t.syncs, epoch);
+  } catch (const nlohmann::json::exception& e) {
+    throw std::runtime_error(fmt::format("{}: malformed trace file: {}", file.string(), e.what()));
+  } catch (const std::runtime_error& e) {
+    throw std::runtime_error(fmt::format("{}: {}", file.string(), e.what()));
+  }
+  link(t);
+  return t;
+}
+
+}  // namespace expr::trace

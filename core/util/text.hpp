@@ -1,0 +1,20 @@
+// Small text helpers shared by the series checker, the expectation language and the reports.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace expr::util {
+
+// The candidate closest to `word` by edit distance, if it is close enough to be a likely typo.
+std::optional<std::string> closest(std::string_view word, const std::vector<std::string>& candidates);
+
+// "; did you mean 'x'?" or "" when nothing is close.
+std::string did_you_mean(std::string_view word, const std::vector<std::string>& candidates);
+
+// "a, b or c"
+std::string one_of(const std::vector<std::string>& words);
+
+}  // namespace expr::util
