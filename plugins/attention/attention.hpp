@@ -1,0 +1,37 @@
+// Causal attention as the series measured it: q, k, v of shape [batch, heads, seq, head_dim].
+#pragma once
+
+#include <ATen/ATen.h>
+#include <expr/plugin.hpp>
+
+#include <vector>
+
+namespace attention {
+
+struct Shape {
+  std::int64_t batch, heads, seq, head_dim;
+  at::ScalarType dtype;
+};
+
+// batch, heads, seq, head_dim and dtype, with the series' defaults (8, 16, 1024, 64, bf16).
+std::vector<expr::ParamSpec> shape_params();
+Shape shape_of(const expr::Params& params);
+
+struct Inputs {
+  at::Tensor q, k, v;
+};
+
+// Fresh normal inputs from a fixed seed; never zeros, which hide wrong indexing.
+Inputs make_inputs(const Shape& shape, at::Device device);
+
+// softmax(q kᵀ / √d [+ causal mask]) v in float64: what every variant is checked against.
+at::Tensor reference(const Inputs& in, bool causal);
+
+// Reports ‖out − ref‖/‖ref‖ against the dtype's tolerance; the runner fails a variant above it.
+void check_against_reference(expr::Context& ctx, const at::Tensor& out, const Inputs& in, const Shape& shape, bool causal);
+
+// Dense count: 4·b·h·s²·d FLOPs for the two products (causal kernels skip about half of them),
+// and the fewest bytes: q, k, v read once and the output written once.
+expr::Work work(const Shape& shape);
+
+}  // namespace attention

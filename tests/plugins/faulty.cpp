@@ -1,0 +1,65 @@
+// A plugin that does a little real work, or fails in the way its `fault` parameter names.
+#include <expr/plugin.hpp>
+
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <cstdlib>
+#include <thread>
+#include <vector>
+
+namespace {
+
+class Faulty final : public expr::Plugin {
+ public:
+  expr::Description describe() const override {
+    return {"faulty",
+            "sums a vector; or fails on purpose",
+            {{"fault", expr::ParamType::string, std::string("none"), "how to fail",
+              {"none", "throw_in_setup", "throw_in_run", "segfault", "abort", "hang", "wrong_result"}},
+             {"size", expr::ParamType::integer, std::int64_t{4096}, "elements summed per run", {}}},
+            {expr::Device::cpu}};
+  }
+
+  std::vector<expr::Guess> guesses(const expr::Params&) const override {
+    return {{"ranges(\"^sum$\") == 1", "run() opens one range"}};
+  }
+
+  void setup(expr::Context& ctx, const expr::Params& p) override {
+    fault_ = p.string("fault");
+    if (fault_ == "throw_in_setup") throw std::runtime_error("faulty: failing in setup as asked");
+    data_.resize(static_cast<std::size_t>(p.integer("size")));
+    for (std::size_t i = 0; i < data_.size(); ++i) data_[i] = 1.0 / static_cast<double>(i + 1);
+    const double exact = sum();
+    const double reported = fault_ == "wrong_result" ? exact * 1.5 : exact;
+    ctx.report_correctness("sum vs the same sum", std::fabs(reported - exact) / exact, 1e-12);
+    ctx.report_fact("elements", std::to_string(data_.size()));
+  }
+
+  void run(expr::Context& ctx) override {
+    auto range = ctx.range("sum");
+    if (++calls_ == 2) {  // in the warm-up: the first call has been measured, so what came before is kept
+      if (fault_ == "throw_in_run") throw std::runtime_error("faulty: failing in run as asked");
+      if (fault_ == "segfault") std::raise(SIGSEGV);
+      if (fault_ == "abort") std::abort();
+      if (fault_ == "hang") std::this_thread::sleep_for(std::chrono::hours(1));
+    }
+    volatile double s = sum();
+    (void)s;
+  }
+
+ private:
+  double sum() const {
+    double s = 0;
+    for (double x : data_) s += x;
+    return s;
+  }
+
+  std::string fault_;
+  std::vector<double> data_;
+  int calls_ = 0;
+};
+
+}  // namespace
+
+EXPR_PLUGIN(Faulty)
