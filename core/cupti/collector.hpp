@@ -51,6 +51,7 @@ class Collector final : public trace::RangeListener {
   friend struct Callbacks;  // the C callbacks CUPTI calls (collector.cpp)
 
   void enable();
+  void prime();
   void subscribe();
   void disable() noexcept;
   void flush() noexcept;

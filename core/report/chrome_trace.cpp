@@ -1,5 +1,6 @@
 #include "report/chrome_trace.hpp"
 
+#include <fmt/compile.h>
 #include <fmt/format.h>
 
 #include <set>
@@ -27,32 +28,12 @@ void escaped(Out& out, std::string_view s) {
   }
 }
 
-// Microseconds with nanosecond digits, as the trace-event format wants.
-struct Micros {
-  trace::Ns ns;
-};
-
-}  // namespace
-}  // namespace expr::report
-
-template <>
-struct fmt::formatter<expr::report::Micros> : fmt::formatter<std::string_view> {
-  auto format(expr::report::Micros m, format_context& ctx) const {
-    const auto whole = m.ns / 1000;
-    const auto frac = m.ns % 1000;
-    return fmt::format_to(ctx.out(), "{}.{:03}", whole, frac < 0 ? -frac : frac);
-  }
-};
-
-namespace expr::report {
-
-namespace {
-
 class Writer {
  public:
-  explicit Writer(const trace::Trace& t) : t_(t) {}
+  explicit Writer(const trace::Trace& t) : t_(t), names_(t.strings.size()) {}
 
   std::string write(const std::string& title) {
+    buf_.reserve(t_.record_count() * 220);  // about what one event takes, flows included
     fmt::format_to(out(), "{{\"schemaVersion\":1,\"traceName\":\"");
     escaped(buf_, title);
     fmt::format_to(out(), "\",\"displayTimeUnit\":\"ms\",\"deviceProperties\":[");
@@ -125,11 +106,21 @@ class Writer {
     }
   }
 
-  void complete(std::string_view cat, trace::StringId name, std::uint32_t pid, std::uint32_t tid, trace::Ns start, trace::Ns end) {
+  // Names repeat (a million records may hold a few hundred names): each is escaped once.
+  const std::string& name(trace::StringId id) {
+    auto& n = names_[id];
+    if (n.empty()) {
+      Out e;
+      escaped(e, t_.strings[id]);
+      n = fmt::to_string(e);
+    }
+    return n;
+  }
+
+  void complete(std::string_view cat, trace::StringId id, std::uint32_t pid, std::uint32_t tid, trace::Ns start, trace::Ns end) {
     begin_event();
-    fmt::format_to(out(), "{{\"ph\":\"X\",\"cat\":\"{}\",\"name\":\"", cat);
-    escaped(buf_, t_.strings[name]);
-    fmt::format_to(out(), "\",\"pid\":{},\"tid\":{},\"ts\":{},\"dur\":{}", pid, tid, Micros{start}, Micros{end - start});
+    fmt::format_to(out(), FMT_COMPILE("{{\"ph\":\"X\",\"cat\":\"{}\",\"name\":\"{}\",\"pid\":{},\"tid\":{},\"ts\":{}.{:03},\"dur\":{}.{:03}"),
+                   cat, name(id), pid, tid, start / 1000, start % 1000, (end - start) / 1000, (end - start) % 1000);
   }
 
   void range(const trace::HostRange& r) {
@@ -147,11 +138,12 @@ class Writer {
     if (s.api_call == trace::none) return;
     const auto& c = t_.api_calls[static_cast<std::size_t>(s.api_call)];
     begin_event();
-    fmt::format_to(out(), "{{\"ph\":\"s\",\"id\":{},\"pid\":{},\"tid\":{},\"ts\":{},\"cat\":\"ac2g\",\"name\":\"ac2g\"}}", s.correlation,
-                   t_.process, c.thread, Micros{c.start});
+    fmt::format_to(out(), FMT_COMPILE("{{\"ph\":\"s\",\"id\":{},\"pid\":{},\"tid\":{},\"ts\":{}.{:03},\"cat\":\"ac2g\",\"name\":\"ac2g\"}}"),
+                   s.correlation, t_.process, c.thread, c.start / 1000, c.start % 1000);
     begin_event();
-    fmt::format_to(out(), "{{\"ph\":\"f\",\"id\":{},\"pid\":{},\"tid\":{},\"ts\":{},\"cat\":\"ac2g\",\"name\":\"ac2g\",\"bp\":\"e\"}}",
-                   s.correlation, s.device, s.stream, Micros{s.start});
+    fmt::format_to(out(),
+                   FMT_COMPILE("{{\"ph\":\"f\",\"id\":{},\"pid\":{},\"tid\":{},\"ts\":{}.{:03},\"cat\":\"ac2g\",\"name\":\"ac2g\",\"bp\":\"e\"}}"),
+                   s.correlation, s.device, s.stream, s.start / 1000, s.start % 1000);
   }
 
   std::uint64_t external_id(const trace::DeviceSpan& s) const {
@@ -204,6 +196,7 @@ class Writer {
   }
 
   const trace::Trace& t_;
+  std::vector<std::string> names_;
   Out buf_;
   bool first_ = true;
 };

@@ -33,6 +33,7 @@ class Session {
     m_.experiment = plan.name;
     m_.plugin = plan.plugin->description().name;
     m_.params = plan.params.values();
+    m_.iterations = plan.iterations;
     m_.device = device;
   }
 
@@ -158,11 +159,7 @@ class Session {
     m_.device_time = sampler.stats(seconds_since(start));
   }
 
-  static std::string sampler_detail(const Sampler& s) {
-    const double noise = s.noise();
-    return std::isfinite(noise) ? fmt::format("{} samples, noise {}", s.count(), util::format_percent(noise))
-                                : fmt::format("{} samples", s.count());
-  }
+  static std::string sampler_detail(const Sampler& s) { return fmt::format("{} samples", s.count()); }
 
   void trace(const std::filesystem::path& file) {
     progress("tracing", fmt::format("{} iterations", plan_.iterations.traced));

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "series/series.hpp"
 #include "trace/trace.hpp"
 
 namespace expr::runner {
@@ -19,9 +20,9 @@ namespace expr::runner {
 struct Stats {
   std::size_t samples = 0;
   double median = 0, mean = 0, min = 0, max = 0;
-  double noise = 0;        // relative standard deviation
+  double noise = 0;        // spread of the samples relative to the median (robust: from the MAD)
   double seconds = 0;      // wall time spent taking the samples
-  bool converged = false;  // noise fell under the target before the time budget ran out
+  bool converged = false;  // the median was pinned down (runner/sampler.hpp) before the time budget ran out
 };
 
 struct Correctness {
@@ -39,6 +40,7 @@ struct Measurement {
   std::string experiment;
   std::string plugin;
   std::map<std::string, ParamValue> params;
+  series::Iterations iterations;  // what was asked for; the timing stats say what was done
   Device device = Device::cpu;
   Status status = Status::skipped;
   std::string reason;  // why it failed or was skipped; notes for ok ones (e.g. "ran on cpu: no CUDA device")

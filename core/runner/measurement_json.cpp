@@ -70,6 +70,9 @@ json to_json(const Measurement& m) {
          {"trace_file", m.trace_file},
          {"chrome_trace", m.chrome_file}};
   for (const auto& [k, v] : m.params) j["params"][k] = to_json(v);
+  const auto& it = m.iterations;
+  j["iterations"] = {{"warmup", it.warmup},       {"traced", it.traced},     {"min_samples", it.min_samples},
+                     {"min_time_s", it.min_time}, {"max_time_s", it.max_time}, {"max_noise", it.max_noise}};
   for (const auto& c : m.correctness)
     j["correctness"].push_back({{"what", c.what}, {"relative_error", number(c.relative_error)}, {"tolerance", c.tolerance}, {"ok", c.ok()}});
   if (m.first_call_ns) j["timing"]["first_call_ns"] = *m.first_call_ns;
@@ -87,6 +90,8 @@ Measurement measurement_from_json(const json& j) {
   m.status = status_from(j.at("status").get<std::string>()).value_or(Status::failed);
   m.reason = j.value("reason", "");
   for (const auto& [k, v] : j.at("params").items()) m.params[k] = param_from_json(v);
+  if (const auto it = j.find("iterations"); it != j.end())
+    m.iterations = {it->at("warmup"), it->at("traced"), it->at("min_samples"), it->at("min_time_s"), it->at("max_time_s"), it->at("max_noise")};
   m.facts = j.value("facts", std::map<std::string, std::string>{});
   m.environment = j.value("environment", std::map<std::string, std::string>{});
   for (const auto& c : j.value("correctness", json::array()))

@@ -6,19 +6,41 @@
 
 namespace expr::runner {
 
-double Sampler::noise() const {
-  if (samples_.size() < 2) return INFINITY;
-  const double n = static_cast<double>(samples_.size());
-  const double mean = std::accumulate(samples_.begin(), samples_.end(), 0.0) / n;
-  double sq = 0;
-  for (double s : samples_) sq += (s - mean) * (s - mean);
-  return mean > 0 ? std::sqrt(sq / (n - 1)) / mean : INFINITY;
+namespace {
+
+double median_of_sorted(const std::vector<double>& v) {
+  const auto n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-bool Sampler::done(double elapsed) const {
-  if (elapsed >= criteria_.max_time && !samples_.empty()) return true;
+// Standard deviation estimated from the median absolute deviation, relative to the median, and the
+// standard error of the median that follows from it (1.2533 sigma / sqrt(n) for near-normal data).
+struct Spread {
+  double median = 0, noise = 0, median_error = 0;
+};
+
+Spread spread(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  Spread s;
+  s.median = median_of_sorted(v);
+  for (auto& x : v) x = std::fabs(x - s.median);
+  std::sort(v.begin(), v.end());
+  const double sigma = 1.4826 * median_of_sorted(v);
+  s.noise = s.median > 0 ? sigma / s.median : 0;
+  s.median_error = s.noise * 1.2533 / std::sqrt(static_cast<double>(v.size()));
+  return s;
+}
+
+}  // namespace
+
+bool Sampler::done(double elapsed) {
+  if (samples_.empty()) return false;
+  if (elapsed >= criteria_.max_time) return true;
   if (samples_.size() < static_cast<std::size_t>(criteria_.min_samples) || elapsed < criteria_.min_time) return false;
-  return noise() <= criteria_.max_noise;
+  if (samples_.size() < next_look_) return settled_;
+  next_look_ = samples_.size() + samples_.size() / 8;
+  settled_ = spread(samples_).median_error <= criteria_.max_noise;
+  return settled_;
 }
 
 Stats Sampler::stats(double elapsed) const {
@@ -26,17 +48,13 @@ Stats Sampler::stats(double elapsed) const {
   s.samples = samples_.size();
   s.seconds = elapsed;
   if (samples_.empty()) return s;
-  auto sorted = samples_;
-  std::sort(sorted.begin(), sorted.end());
-  const auto n = sorted.size();
-  s.median = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
-  s.min = sorted.front();
-  s.max = sorted.back();
-  s.mean = std::accumulate(sorted.begin(), sorted.end(), 0.0) / static_cast<double>(n);
-  s.noise = noise();
-  if (!std::isfinite(s.noise)) s.noise = 0;
-  s.converged = samples_.size() >= static_cast<std::size_t>(criteria_.min_samples) && elapsed >= criteria_.min_time &&
-                noise() <= criteria_.max_noise;
+  const auto sp = spread(samples_);
+  s.median = sp.median;
+  s.noise = sp.noise;
+  s.min = *std::min_element(samples_.begin(), samples_.end());
+  s.max = *std::max_element(samples_.begin(), samples_.end());
+  s.mean = std::accumulate(samples_.begin(), samples_.end(), 0.0) / static_cast<double>(s.samples);
+  s.converged = s.samples >= static_cast<std::size_t>(criteria_.min_samples) && sp.median_error <= criteria_.max_noise;
   return s;
 }
 

@@ -1,5 +1,8 @@
-// When to stop timing: after enough samples and time, once the relative noise of the samples is
-// under the target; or when the time budget is spent, marked as not converged.
+// When to stop timing: once the median is known to within `max_noise` of itself (its standard
+// error, estimated robustly from the spread of the samples), after at least `min_samples` samples
+// and `min_time`; or when `max_time` is spent, marked as not converged. Robust, because host timings
+// have a heavy tail (a preempted call takes 10x the median) that would keep a mean-based criterion
+// from ever settling, while the median they are summarised by is hardly moved by it.
 #pragma once
 
 #include <vector>
@@ -15,14 +18,17 @@ class Sampler {
 
   void add(double ns) { samples_.push_back(ns); }
   void add(const std::vector<double>& ns) { samples_.insert(samples_.end(), ns.begin(), ns.end()); }
-  bool done(double elapsed_seconds) const;
+  // Cheap to call after every sample: the samples are summarised again only when they have grown
+  // by an eighth since the last look.
+  bool done(double elapsed_seconds);
   Stats stats(double elapsed_seconds) const;
   std::size_t count() const { return samples_.size(); }
-  double noise() const;
 
  private:
   series::Iterations criteria_;
   std::vector<double> samples_;
+  std::size_t next_look_ = 0;
+  bool settled_ = false;
 };
 
 }  // namespace expr::runner

@@ -72,6 +72,7 @@ Measurement skipped(const series::ExperimentPlan& e, std::string reason) {
   m.experiment = e.name;
   m.plugin = e.plugin->description().name;
   m.params = e.params.values();
+  m.iterations = e.iterations;
   m.status = Status::skipped;
   m.reason = std::move(reason);
   return m;

@@ -11,15 +11,15 @@
 
 namespace expr::series {
 
-// How much to run. Timed sampling stops once the median is steady (relative noise under max_noise
-// after min_samples and min_time) or once max_time is spent, as nvbench's stopping criteria do.
+// How much to run. Timed sampling stops once the median is known to within max_noise (after
+// min_samples and min_time) or once max_time is spent; runner/sampler.hpp says how.
 struct Iterations {
   int warmup = 3;
   int traced = 3;
   int min_samples = 10;
   double min_time = 0.2;   // seconds
   double max_time = 3.0;   // seconds, per timing loop
-  double max_noise = 0.01; // relative standard deviation
+  double max_noise = 0.005; // standard error of the median, relative to it
 };
 
 enum class DeviceChoice { auto_, cpu, cuda };

@@ -1,6 +1,7 @@
 // Naive causal attention, as the series wrote it first: matmul(q, kᵀ), scale, mask the future with
 // masked_fill, softmax, matmul with v. The out-of-place masked_fill clones the whole score tensor
 // before filling it, a hidden copy the in-place masked_fill_ avoids.
+#include <c10/core/GradMode.h>
 #include <expr/plugin.hpp>
 
 #include <cmath>
@@ -45,14 +46,14 @@ class MaskedFill final : public expr::Plugin {
     // The series builds the boolean mask once and reuses it.
     mask_ = at::ones({shape_.seq, shape_.seq}, at::TensorOptions().dtype(at::kBool).device(device)).triu(1);
     scale_ = 1.0 / std::sqrt(static_cast<double>(shape_.head_dim));
-    at::NoGradGuard no_grad;
+    c10::NoGradGuard no_grad;
     attention::check_against_reference(ctx, forward(), inputs_, shape_, true);
     expr_torch::note_versions(ctx);
     expr_torch::trace_ops(ctx);
   }
 
   void run(expr::Context& ctx) override {
-    at::NoGradGuard no_grad;
+    c10::NoGradGuard no_grad;
     auto range = ctx.range("forward");
     out_ = forward();
   }

@@ -1,5 +1,6 @@
 // scaled_dot_product_attention with its backend pinned (math, efficient, flash, cudnn) or left to
 // PyTorch (auto, which reports its choice as the fact "backend").
+#include <c10/core/GradMode.h>
 #include <expr/plugin.hpp>
 #include <torch/version.h>
 
@@ -77,7 +78,7 @@ class Sdpa final : public expr::Plugin {
     inputs_ = attention::make_inputs(shape_, expr_torch::device_of(ctx));
     pin(backend);
     ctx.report_fact("backend", chosen_backend(inputs_, causal_));
-    at::NoGradGuard no_grad;
+    c10::NoGradGuard no_grad;
     WarningCollector warnings;
     try {
       c10::WarningUtils::WarningHandlerGuard guard(&warnings);
@@ -96,7 +97,7 @@ class Sdpa final : public expr::Plugin {
   }
 
   void run(expr::Context& ctx) override {
-    at::NoGradGuard no_grad;
+    c10::NoGradGuard no_grad;
     auto range = ctx.range("forward");
     out_ = forward();
   }

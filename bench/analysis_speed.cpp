@@ -1,0 +1,105 @@
+// How fast the analysis path runs on a large trace: metrics and expectations, then the Chrome
+// export. The trace is a recorded one (e.g. tests/data/series3-h200/experiments/sdpa_math/
+// expr_trace.json) with its iterations repeated, shifted in time, until it holds `records` records:
+// real kernels, copies, API calls and ops, only more of them.
+//
+//   expr_bench_analysis TRACE_FILE [records]
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdlib>
+
+#include "expect/check.hpp"
+#include "report/chrome_trace.hpp"
+#include "trace/trace_file.hpp"
+
+using namespace expr;
+
+namespace {
+
+// Appends `copies` more copies of every record, each copy shifted past the end of the last.
+void repeat(trace::Trace& t, std::size_t copies) {
+  const auto base = t;
+  trace::Ns span = 0;
+  for (const auto& it : base.iterations) span = std::max(span, it.end);
+  for (const auto& k : base.kernels) span = std::max(span, k.end);
+  span -= base.iterations.empty() ? 0 : base.iterations.front().start;
+  std::uint32_t max_correlation = 0;
+  for (const auto& c : base.api_calls) max_correlation = std::max(max_correlation, c.correlation);
+  for (std::size_t n = 1; n <= copies; ++n) {
+    const auto shift = static_cast<trace::Ns>(n) * (span + 1000);
+    const auto ranges = static_cast<std::int32_t>(t.ranges.size());
+    const auto iterations = static_cast<std::int32_t>(t.iterations.size());
+    const auto correlation = static_cast<std::uint32_t>(n) * (max_correlation + 1);
+    for (auto r : base.ranges) {
+      r.start += shift, r.end += shift;
+      if (r.parent != trace::none) r.parent += ranges;
+      if (r.iteration != trace::none) r.iteration += iterations;
+      t.ranges.push_back(r);
+    }
+    for (auto it : base.iterations) t.iterations.push_back({it.range + ranges, it.start + shift, it.end + shift});
+    for (auto c : base.api_calls) {
+      c.start += shift, c.end += shift, c.correlation += correlation;
+      if (c.range_tag) c.range_tag += static_cast<std::uint64_t>(ranges);
+      if (c.iteration_tag) c.iteration_tag += static_cast<std::uint64_t>(iterations);
+      t.api_calls.push_back(c);
+    }
+    auto spans = [&](auto& to, const auto& from) {
+      for (auto s : from) {
+        s.start += shift, s.end += shift, s.correlation += correlation;
+        to.push_back(s);
+      }
+    };
+    spans(t.kernels, base.kernels);
+    spans(t.copies, base.copies);
+    spans(t.memsets, base.memsets);
+  }
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    fmt::print(stderr, "usage: expr_bench_analysis TRACE_FILE [records]\n");
+    return 2;
+  }
+  const std::size_t wanted = argc > 2 ? std::strtoull(argv[2], nullptr, 10) : 1'000'000;
+  auto recorded = trace::load(argv[1]);
+  const auto per_copy = recorded.record_count();
+  repeat(recorded, wanted / per_copy);
+  trace::link(recorded);
+  runner::Measurement m;
+  m.experiment = "big";
+  m.status = runner::Status::ok;
+  m.trace = std::make_shared<trace::Trace>(std::move(recorded));
+  const auto& t = *m.trace;
+  fmt::print("trace: {} records ({} kernels, {} copies, {} API calls, {} host ranges) in {} iterations\n", t.record_count(),
+             t.kernels.size(), t.copies.size(), t.api_calls.size(), t.ranges.size(), t.iterations.size());
+
+  const std::vector<std::string> checks{
+      "kernels ~ 20 ± 3",         "copies(kind=DtoD) == 0",         "kernels(\"gemm\") == kernels(\"sgemm\")",
+      "ops(\"^aten::tril$\") == 1", "kernel.occupancy > 10%",         "kernel(\"gemm\").duration < 1ms",
+      "busy_time < 10ms",         "api_calls(\"Launch\") > 0",      "kernels(op=\"^aten::matmul$\") >= 1",
+      "kernel_time > 1us",        "kernels(api=\"^cudaLaunchKernel$\") == kernels"};
+  const auto find = [](const std::string&) -> const runner::Measurement* { return nullptr; };
+  auto start = std::chrono::steady_clock::now();
+  std::size_t confirmed = 0;
+  for (const auto& c : checks)
+    confirmed += expect::judge(expect::compile(c, {}), m, find).verdict == expect::Verdict::confirmed;
+  const double judge_s = seconds_since(start);
+
+  start = std::chrono::steady_clock::now();
+  const auto json = report::chrome_trace(t, "bench");
+  const double export_s = seconds_since(start);
+
+  const double records = static_cast<double>(t.record_count());
+  fmt::print("{} expectations judged ({} confirmed) in {:.3f} s\n", checks.size(), confirmed, judge_s);
+  fmt::print("Chrome export: {:.1f} MB in {:.3f} s\n", static_cast<double>(json.size()) / 1e6, export_s);
+  fmt::print("metrics + expectations + Chrome export: {:.3f} s for {:.0f} records = {:.2f} M records/s\n", judge_s + export_s,
+             records, records / (judge_s + export_s) / 1e6);
+  return 0;
+}

@@ -1,0 +1,115 @@
+"""Series 3 the way the series measured it, in Python with torch.profiler, for comparison with
+`expr run experiments/series3.yaml` on the same machine. It reads expr's results.json so that both
+do the same work: the same variants and shapes, and per variant the same number of forward calls
+(expr's cold call, warm-up, timed samples and traced iterations).
+
+    python3 bench/series3_torch.py profile RUN_DIR/results.json OUT_DIR
+        every forward under torch.profiler (the first skipped, the warm-up as the profiler's warm-up,
+        the rest recorded), then per variant what the series read off the profiler: kernels and
+        device time per forward, and the Chrome trace it exported
+    python3 bench/series3_torch.py events RUN_DIR/results.json
+        device time per forward from one pair of CUDA events around back-to-back forwards, next to
+        expr's gpu_time for the same variant
+"""
+import contextlib
+import json
+import math
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+from torch.nn.attention import SDPBackend, sdpa_kernel
+from torch.profiler import ProfilerActivity, profile, schedule
+
+DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32, "fp64": torch.float64}
+BACKENDS = {"math": SDPBackend.MATH, "efficient": SDPBackend.EFFICIENT_ATTENTION,
+            "flash": SDPBackend.FLASH_ATTENTION, "cudnn": SDPBackend.CUDNN_ATTENTION}
+
+
+def forward_of(experiment):
+    """The experiment's forward, built as its expr plugin builds it."""
+    p = experiment["params"]
+    torch.manual_seed(0)
+    shape = (p["batch"], p["heads"], p["seq"], p["head_dim"])
+    q, k, v = (torch.randn(shape, dtype=DTYPES[p["dtype"]], device="cuda") for _ in range(3))
+    if experiment["plugin"] == "masked_fill":
+        mask = torch.ones(p["seq"], p["seq"], dtype=torch.bool, device="cuda").triu(1)
+        scale = 1.0 / math.sqrt(p["head_dim"])
+
+        def naive():
+            scores = torch.matmul(q, k.transpose(-2, -1)) * scale
+            scores = scores.masked_fill_(mask, float("-inf")) if p["inplace"] else scores.masked_fill(mask, float("-inf"))
+            return torch.matmul(torch.softmax(scores, -1), v)
+        return naive, None
+    backend = BACKENDS.get(p["backend"])
+    return (lambda: F.scaled_dot_product_attention(q, k, v, is_causal=p["causal"])), backend
+
+
+def calls_of(experiment):
+    t = experiment["timing"]
+    return 1 + experiment["iterations"]["warmup"] + t["host"]["samples"] + t["device"]["samples"] + experiment["iterations"]["traced"]
+
+
+def profile_all(results, out_dir):
+    start = time.perf_counter()
+    for e in results["experiments"]:
+        if e["status"] != "ok":
+            continue
+        forward, backend = forward_of(e)
+        calls = calls_of(e)
+        warmup = e["iterations"]["warmup"]
+        t0 = time.perf_counter()
+        with torch.no_grad(), (sdpa_kernel(backend) if backend else contextlib.nullcontext()):
+            forward()  # correctness and setup, as expr's setup does
+            torch.cuda.synchronize()
+            with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],
+                         schedule=schedule(skip_first=1, wait=0, warmup=max(warmup, 1), active=calls - 1 - max(warmup, 1)),
+                         on_trace_ready=lambda p: p.export_chrome_trace(f"{out_dir}/{e['name']}.json")) as prof:
+                for _ in range(calls):
+                    with torch.profiler.record_function("forward"):
+                        forward()
+                    prof.step()
+        torch.cuda.synchronize()
+        recorded = calls - 1 - max(warmup, 1)
+        kernels = [ev for ev in prof.events() if ev.device_type == torch.autograd.DeviceType.CUDA]
+        device_us = sum(ev.device_time for ev in kernels) / recorded
+        print(f"{e['name']:15s} {calls:6d} forwards  {len(kernels) / recorded:6.1f} GPU activities/forward  "
+              f"{device_us:9.2f} us device/forward  {time.perf_counter() - t0:7.2f} s", flush=True)
+    print(f"torch.profiler workflow: {time.perf_counter() - start:.2f} s for all variants (after import and CUDA init)")
+
+
+def events(results):
+    for e in results["experiments"]:
+        if e["status"] != "ok":
+            continue
+        forward, backend = forward_of(e)
+        n = e["timing"]["device"]["samples"]
+        with torch.no_grad(), (sdpa_kernel(backend) if backend else contextlib.nullcontext()):
+            for _ in range(max(e["iterations"]["warmup"], 3)):
+                forward()
+            torch.cuda.synchronize()
+            begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            begin.record()
+            for _ in range(n):
+                forward()
+            end.record()
+            end.synchronize()
+        ours = e["timing"]["device"]["median_ns"] / 1e3
+        theirs = begin.elapsed_time(end) * 1e3 / n
+        print(f"{e['name']:15s} CUDA events over {n:5d} forwards: {theirs:9.2f} us   expr gpu_time: {ours:9.2f} us   "
+              f"expr/events = {ours / theirs:.4f}", flush=True)
+
+
+def main():
+    mode, path = sys.argv[1], sys.argv[2]
+    with open(path) as f:
+        results = json.load(f)
+    if mode == "profile":
+        profile_all(results, sys.argv[3])
+    else:
+        events(results)
+
+
+if __name__ == "__main__":
+    main()
