@@ -40,8 +40,6 @@ void repeat(trace::Trace& t, std::size_t copies) {
     for (auto it : base.iterations) t.iterations.push_back({it.range + ranges, it.start + shift, it.end + shift});
     for (auto c : base.api_calls) {
       c.start += shift, c.end += shift, c.correlation += correlation;
-      if (c.range_tag) c.range_tag += static_cast<std::uint64_t>(ranges);
-      if (c.iteration_tag) c.iteration_tag += static_cast<std::uint64_t>(iterations);
       t.api_calls.push_back(c);
     }
     auto spans = [&](auto& to, const auto& from) {

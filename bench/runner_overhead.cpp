@@ -97,10 +97,10 @@ int main(int argc, char** argv) {
   fmt::print("host time of run():             runner median {:.3f} µs (what it reports; bare wall above includes the loop)\n",
              m.host->median / 1e3);
   if (cuda) {
-    const double runner_device_loop = m.device_time->seconds * 1e9 / static_cast<double>(m.device_time->samples);
+    const double runner_device_loop = m.device_time->seconds * 1e9 / static_cast<double>(m.device_time->iterations);
     fmt::print("device time per iteration:      bare (one event pair) {:.3f} µs   runner median {:.3f} µs   ratio {:.4f}\n",
                bare_device / 1e3, m.device_time->median / 1e3, m.device_time->median / bare_device);
-    fmt::print("device loop, wall per iteration: runner {:.3f} µs (including its syncs between batches)\n",
+    fmt::print("device loop, wall per iteration: runner {:.3f} µs (including its syncs and lead-in call per batch)\n",
                runner_device_loop / 1e3);
   }
   return 0;

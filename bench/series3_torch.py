@@ -48,7 +48,8 @@ def forward_of(experiment):
 
 def calls_of(experiment):
     t = experiment["timing"]
-    return 1 + experiment["iterations"]["warmup"] + t["host"]["samples"] + t["device"]["samples"] + experiment["iterations"]["traced"]
+    return (1 + experiment["iterations"]["warmup"] + t["host"]["iterations"] + t["device"]["iterations"] + t["device"]["samples"]
+            + experiment["iterations"]["traced"])  # device batches each start with one unmeasured call
 
 
 def profile_all(results, out_dir):
@@ -58,24 +59,31 @@ def profile_all(results, out_dir):
             continue
         forward, backend = forward_of(e)
         calls = calls_of(e)
-        warmup = e["iterations"]["warmup"]
+        warmup = max(e["iterations"]["warmup"], 1)
+        recorded = calls - 1 - warmup
+        seen = {}
+
+        def read_off(prof, name=e["name"]):
+            # What the series read off the profiler: GPU activities and device time per forward.
+            prof.export_chrome_trace(f"{out_dir}/{name}.json")
+            gpu = [ev for ev in prof.events() if ev.device_type == torch.autograd.DeviceType.CUDA]
+            seen["activities"] = len(gpu) / recorded
+            seen["device_us"] = sum(ev.time_range.elapsed_us() for ev in gpu) / recorded
+
         t0 = time.perf_counter()
         with torch.no_grad(), (sdpa_kernel(backend) if backend else contextlib.nullcontext()):
-            forward()  # correctness and setup, as expr's setup does
+            forward()  # setup, as expr's setup does
             torch.cuda.synchronize()
             with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],
-                         schedule=schedule(skip_first=1, wait=0, warmup=max(warmup, 1), active=calls - 1 - max(warmup, 1)),
-                         on_trace_ready=lambda p: p.export_chrome_trace(f"{out_dir}/{e['name']}.json")) as prof:
+                         schedule=schedule(skip_first=1, wait=0, warmup=warmup, active=recorded),
+                         on_trace_ready=read_off) as prof:
                 for _ in range(calls):
                     with torch.profiler.record_function("forward"):
                         forward()
                     prof.step()
         torch.cuda.synchronize()
-        recorded = calls - 1 - max(warmup, 1)
-        kernels = [ev for ev in prof.events() if ev.device_type == torch.autograd.DeviceType.CUDA]
-        device_us = sum(ev.device_time for ev in kernels) / recorded
-        print(f"{e['name']:15s} {calls:6d} forwards  {len(kernels) / recorded:6.1f} GPU activities/forward  "
-              f"{device_us:9.2f} us device/forward  {time.perf_counter() - t0:7.2f} s", flush=True)
+        print(f"{e['name']:15s} {calls:6d} forwards  {seen.get('activities', 0):6.1f} GPU activities/forward  "
+              f"{seen.get('device_us', 0):9.2f} us device/forward  {time.perf_counter() - t0:7.2f} s", flush=True)
     print(f"torch.profiler workflow: {time.perf_counter() - start:.2f} s for all variants (after import and CUDA init)")
 
 
@@ -84,7 +92,7 @@ def events(results):
         if e["status"] != "ok":
             continue
         forward, backend = forward_of(e)
-        n = e["timing"]["device"]["samples"]
+        n = e["timing"]["device"]["iterations"]
         with torch.no_grad(), (sdpa_kernel(backend) if backend else contextlib.nullcontext()):
             for _ in range(max(e["iterations"]["warmup"], 3)):
                 forward()

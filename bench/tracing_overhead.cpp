@@ -53,11 +53,9 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "CUPTI unavailable: {}\n", trace.collection.device_unavailable);
     return 1;
   }
-  recorder.set_listener(&collector);
   ctx.start_hooks();
   const double traced = per_launch(true);
   ctx.stop_hooks();
-  recorder.set_listener(nullptr);
   const auto stop_start = trace::now();
   collector.stop();
   const double stop_seconds = static_cast<double>(trace::now() - stop_start) * 1e-9;

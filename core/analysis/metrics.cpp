@@ -342,7 +342,9 @@ std::optional<Unavailable> not_ran(const Measurement& m) {
 }
 
 std::string stats_evidence(const runner::Stats& s) {
-  return fmt::format("median of {} samples, min {}, max {}, noise {}{}", s.samples, util::format_duration(s.min),
+  const auto samples = s.iterations > s.samples ? fmt::format("{} batches of {} calls in all", s.samples, s.iterations)
+                                                : fmt::format("{} samples", s.samples);
+  return fmt::format("median of {}, min {}, max {}, noise {}{}", samples, util::format_duration(s.min),
                      util::format_duration(s.max), util::format_percent(s.noise), s.converged ? "" : ", did not settle");
 }
 

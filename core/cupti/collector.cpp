@@ -31,9 +31,8 @@ constexpr std::size_t max_buffers = 64;
 constexpr std::size_t buffer_alignment = 8;  // CUPTI's ACTIVITY_RECORD_ALIGNMENT
 
 constexpr std::array required_kinds{
-    CUPTI_ACTIVITY_KIND_RUNTIME,           CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
-    CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET,
-    CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
+    CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER,          CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+    CUPTI_ACTIVITY_KIND_MEMCPY,  CUPTI_ACTIVITY_KIND_MEMSET,          CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
 };
 // Kernels the driver launches outside any public API call (libraries such as cuBLAS do this):
 // without these records such kernels have no launching call, so no iteration. Optional, since it
@@ -97,23 +96,14 @@ std::uint64_t CUPTIAPI timestamp() { return static_cast<std::uint64_t>(trace::no
 // callback domain is enabled, so this is never called.
 void CUPTIAPI no_callback(void*, CUpti_CallbackDomain, CUpti_CallbackId, const void*) {}
 
-void note_tag_failure(CUptiResult result, std::string_view what, std::atomic<std::uint64_t>& failures) {
-  if (failures.fetch_add(1, std::memory_order_relaxed) == 0)
-    warn("{} failed: {}; some API calls will miss their iteration or range tag", what, describe(result));
+// LibTorch asks the runtime and the driver several questions around every launch (cudaGetDevice,
+// cuDevicePrimaryCtxGetState, ...): six records per launch on the H200, most of the cost of tracing
+// a launch-bound loop, and none of them queues work. Calls that only read state are not recorded.
+bool is_query(std::string_view name) {
+  for (const std::string_view word : {"Get", "Query", "Peek", "IsCapturing"})
+    if (name.find(word) != std::string_view::npos) return true;
+  return false;
 }
-
-void push_tag(CUpti_ExternalCorrelationKind kind, std::uint64_t tag, std::atomic<std::uint64_t>& failures) {
-  if (const auto r = cuptiActivityPushExternalCorrelationId(kind, tag); r != CUPTI_SUCCESS)
-    note_tag_failure(r, "cuptiActivityPushExternalCorrelationId", failures);
-}
-
-void pop_tag(CUpti_ExternalCorrelationKind kind, std::atomic<std::uint64_t>& failures) {
-  std::uint64_t last = 0;
-  if (const auto r = cuptiActivityPopExternalCorrelationId(kind, &last); r != CUPTI_SUCCESS)
-    note_tag_failure(r, "cuptiActivityPopExternalCorrelationId", failures);
-}
-
-// ---- Decoding records ------------------------------------------------------------------------
 
 trace::Dim3 dim(std::int32_t x, std::int32_t y, std::int32_t z) {
   return {static_cast<std::uint32_t>(x), static_cast<std::uint32_t>(y), static_cast<std::uint32_t>(z)};
@@ -170,15 +160,6 @@ std::string demangle(const std::string& mangled) {
   return status == 0 && name ? std::string(name.get()) : mangled;
 }
 
-// An external correlation record: API call `correlation` was made inside iteration or range `tag`.
-struct ExternalTag {
-  std::uint32_t correlation = 0;
-  bool iteration = false;  // CUSTOM0 (iteration) or CUSTOM1 (host range)
-  std::uint64_t tag = 0;
-};
-
-constexpr auto by_correlation = [](const auto& a, const auto& b) { return a.correlation < b.correlation; };
-
 }  // namespace
 
 // ---- The buffers lent to CUPTI -----------------------------------------------------------------
@@ -234,7 +215,6 @@ class Collector::Buffers {
 struct Collector::Staging {
   std::mutex mutex;      // buffers may complete on several CUPTI threads
   trace::Trace records;  // with strings of its own, moved into the real trace by merge()
-  std::vector<ExternalTag> tags;
   std::array<std::vector<trace::StringId>, 2> api_names;  // [Api][cbid]: StringId + 1, 0 until looked up
   std::array<trace::StringId, 11> copy_names{};           // by trace::CopyKind
   std::array<trace::StringId, sync_names.size()> sync_ids{};
@@ -285,9 +265,6 @@ struct Collector::Staging {
       case CUPTI_ACTIVITY_KIND_INTERNAL_LAUNCH_API: add(reinterpret_cast<const CUpti_ActivityAPI&>(record)); break;
       case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
         add(reinterpret_cast<const CUpti_ActivitySynchronization2&>(record));
-        break;
-      case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION:
-        add(reinterpret_cast<const CUpti_ActivityExternalCorrelation&>(record));
         break;
       default: break;  // nothing else is enabled
     }
@@ -363,13 +340,6 @@ struct Collector::Staging {
     out.end = static_cast<trace::Ns>(s.end);
     out.correlation = s.correlationId;
     records.syncs.push_back(out);
-  }
-
-  void add(const CUpti_ActivityExternalCorrelation& e) {
-    if (e.externalKind != CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0 &&
-        e.externalKind != CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM1)
-      return;
-    tags.push_back({e.correlationId, e.externalKind == CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, e.externalId});
   }
 
   trace::StringId api_name(trace::Api api, CUpti_CallbackId cbid) {
@@ -466,12 +436,9 @@ bool Collector::start() {
 }
 
 // CUPTI sets itself up when it records its first API call: 4.4 ms on the H200, which showed up
-// inside the first traced iteration. One tagged call here pays for it; its records are dropped.
+// inside the first traced iteration. One recorded call here pays for it; its records are dropped.
 void Collector::prime() {
-  push_tag(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM1, 0, tag_failures_);
-  int device = 0;
-  (void)cudaGetDevice(&device);
-  pop_tag(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM1, tag_failures_);
+  (void)cudaDeviceSynchronize();
   flush();
   auto fresh = std::make_unique<Staging>();
   std::lock_guard lock(staging_->mutex);
@@ -506,6 +473,22 @@ void Collector::enable() {
         "cuptiActivityEnable(INTERNAL_LAUNCH_API) failed: {}; kernels launched inside libraries "
         "may have no launching API call",
         describe(r));
+  leave_out_queries();
+}
+
+
+void Collector::leave_out_queries() {
+  const auto leave_out = [](CUpti_CallbackDomain domain, CUpti_CallbackId count,
+                            CUptiResult (*enable)(CUpti_CallbackId, std::uint8_t)) {
+    for (CUpti_CallbackId cbid = 1; cbid < count; ++cbid) {
+      const char* name = nullptr;
+      if (cuptiGetCallbackName(domain, cbid, &name) != CUPTI_SUCCESS || name == nullptr || !is_query(name)) continue;
+      if (const auto r = enable(cbid, 0); r != CUPTI_SUCCESS)
+        warn("cannot leave {} out of the trace: {}", name, describe(r));
+    }
+  };
+  leave_out(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE, &cuptiActivityEnableRuntimeApi);
+  leave_out(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE, &cuptiActivityEnableDriverApi);
 }
 
 void Collector::subscribe() {
@@ -539,8 +522,6 @@ void Collector::stop() {
   flush();  // what other threads recorded between the first flush and disable()
   release();
   merge();
-  if (const auto failures = tag_failures_.exchange(0); failures > 0)
-    warn("{} external correlation pushes or pops failed; the API calls concerned are placed by time", failures);
 }
 
 void Collector::flush() noexcept {
@@ -566,39 +547,11 @@ void Collector::release() noexcept {
   active.compare_exchange_strong(self, nullptr);
 }
 
-// ---- Tags ---------------------------------------------------------------------------------------
-
-void Collector::iteration_begun(std::uint64_t tag) {
-  if (enabled_.load(std::memory_order_relaxed)) push_tag(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, tag, tag_failures_);
-}
-
-void Collector::iteration_ended() {
-  if (enabled_.load(std::memory_order_relaxed)) pop_tag(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, tag_failures_);
-}
-
-void Collector::range_begun(std::uint64_t tag) {
-  if (enabled_.load(std::memory_order_relaxed)) push_tag(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM1, tag, tag_failures_);
-}
-
-void Collector::range_ended() {
-  if (enabled_.load(std::memory_order_relaxed)) pop_tag(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM1, tag_failures_);
-}
-
 // ---- Into the trace -----------------------------------------------------------------------------
 
 namespace {
 
-// Tags arrive as records of their own, possibly in another buffer than their API call's: joined
-// once all buffers are back. Leaves calls sorted by correlation id.
-void join_tags(std::vector<trace::ApiCall>& calls, std::vector<ExternalTag>& tags) {
-  std::sort(calls.begin(), calls.end(), by_correlation);
-  std::sort(tags.begin(), tags.end(), by_correlation);
-  for (auto& call : calls) {
-    const auto [first, last] =
-        std::equal_range(tags.begin(), tags.end(), ExternalTag{call.correlation}, by_correlation);
-    for (auto t = first; t != last; ++t) (t->iteration ? call.iteration_tag : call.range_tag) = t->tag;
-  }
-}
+constexpr auto by_correlation = [](const auto& a, const auto& b) { return a.correlation < b.correlation; };
 
 // A synchronization record has no thread: its API call (same correlation id) has. Needs calls
 // sorted by correlation id.
@@ -666,7 +619,7 @@ void Collector::merge() {
     staging.swap(staging_);
   }
   auto& r = staging->records;
-  join_tags(r.api_calls, staging->tags);
+  std::sort(r.api_calls.begin(), r.api_calls.end(), by_correlation);
   join_threads(r.syncs, r.api_calls);
   sort_by_time(r.api_calls);
   sort_by_time(r.kernels);

@@ -1,5 +1,7 @@
-// The device side of a trace, from the CUPTI Activity API: runtime and driver API calls, kernels,
-// memory copies, memsets and synchronizations, stamped with the trace clock (trace::now()).
+// The device side of a trace, from the CUPTI Activity API: runtime and driver API calls (those that
+// only read state left out), kernels, memory copies, memsets and synchronizations, stamped with the
+// trace clock (trace::now()) and the system's thread ids (gettid), so trace::link() can place each API call
+// inside the host ranges of its thread by time.
 //
 // CUPTI hands its records over in buffers, on its own threads, while the host side of the same
 // trace is still being recorded. So the collector decodes records into a staging area it owns and
@@ -14,17 +16,16 @@
 #include <memory>
 #include <vector>
 
-#include "trace/recorder.hpp"
 #include "trace/trace.hpp"
 
 struct CUpti_Subscriber_st;  // cupti_callbacks.h: CUpti_SubscriberHandle
 
 namespace expr::cupti {
 
-class Collector final : public trace::RangeListener {
+class Collector final {
  public:
   explicit Collector(trace::Trace& trace);
-  ~Collector() override;  // disables anything still enabled; never throws
+  ~Collector();  // disables anything still enabled; never throws
   Collector(const Collector&) = delete;
   Collector& operator=(const Collector&) = delete;
 
@@ -37,20 +38,13 @@ class Collector final : public trace::RangeListener {
   // start time; sets device_traced and adds to dropped_records. Does nothing unless started.
   void stop();
 
-  // RangeListener: tags the API calls made inside an iteration (CUPTI external correlation kind
-  // CUSTOM0, tag = iteration index + 1) and inside a host range (CUSTOM1, the innermost range's
-  // index + 1). The tags land in ApiCall::iteration_tag and ApiCall::range_tag.
-  void iteration_begun(std::uint64_t tag) override;
-  void iteration_ended() override;
-  void range_begun(std::uint64_t tag) override;
-  void range_ended() override;
-
  private:
   class Buffers;            // the record buffers lent to CUPTI (collector.cpp)
   struct Staging;           // records decoded from the buffers, until stop() (collector.cpp)
   friend struct Callbacks;  // the C callbacks CUPTI calls (collector.cpp)
 
   void enable();
+  void leave_out_queries();
   void prime();
   void subscribe();
   void disable() noexcept;
@@ -64,7 +58,6 @@ class Collector final : public trace::RangeListener {
   std::vector<int> enabled_kinds_;  // CUpti_ActivityKind values, to disable exactly these
   std::unique_ptr<Buffers> buffers_;
   std::unique_ptr<Staging> staging_;
-  std::atomic<std::uint64_t> tag_failures_{0};  // failed external correlation pushes and pops
 };
 
 }  // namespace expr::cupti

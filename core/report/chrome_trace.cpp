@@ -40,7 +40,7 @@ class Writer {
     for (std::size_t i = 0; i < t_.devices.size(); ++i) device_properties(i);
     fmt::format_to(out(), "],\"traceEvents\":[");
     metadata();
-    for (const auto& r : t_.ranges) range(r);
+    for (std::size_t i = 0; i < t_.ranges.size(); ++i) range(t_.ranges[i], i + 1);
     for (const auto& c : t_.api_calls) api_call(c);
     for (const auto& k : t_.kernels) kernel(k);
     for (const auto& c : t_.copies) copy(c);
@@ -123,14 +123,15 @@ class Writer {
                    cat, name(id), pid, tid, start / 1000, start % 1000, (end - start) / 1000, (end - start) % 1000);
   }
 
-  void range(const trace::HostRange& r) {
+  // "External id" ties an op to the API calls and kernels inside it, as in PyTorch's traces.
+  void range(const trace::HostRange& r, std::size_t external_id) {
     complete(r.kind == trace::RangeKind::op ? "cpu_op" : "user_annotation", r.name, t_.process, r.thread, r.start, r.end);
-    fmt::format_to(out(), "}}");
+    fmt::format_to(out(), FMT_COMPILE(",\"args\":{{\"External id\":{}}}}}"), external_id);
   }
 
   void api_call(const trace::ApiCall& c) {
     complete(c.api == trace::Api::runtime ? "cuda_runtime" : "cuda_driver", c.name, t_.process, c.thread, c.start, c.end);
-    fmt::format_to(out(), ",\"args\":{{\"correlation\":{},\"External id\":{}}}}}", c.correlation, c.range_tag);
+    fmt::format_to(out(), ",\"args\":{{\"correlation\":{},\"External id\":{}}}}}", c.correlation, c.range + 1);
   }
 
   // The launch's end of the arrow from an API call to the device work it queued.
@@ -147,7 +148,7 @@ class Writer {
   }
 
   std::uint64_t external_id(const trace::DeviceSpan& s) const {
-    return s.api_call == trace::none ? 0 : t_.api_calls[static_cast<std::size_t>(s.api_call)].range_tag;
+    return s.api_call == trace::none ? 0 : t_.api_calls[static_cast<std::size_t>(s.api_call)].range + 1;
   }
 
   void span_args(const trace::DeviceSpan& s) {

@@ -129,34 +129,36 @@ class Session {
     sync();
     check_device("host timing");
     m_.host = sampler.stats(seconds_since(start));
+    m_.host->iterations = m_.host->samples;
   }
 
-  // Device time per iteration from CUDA events between back-to-back calls. Each batch starts on an
-  // idle device, so its first gap also holds the host's launch latency and is left out.
+  // Device time per iteration as nvbench's batch measurement takes it: one CUDA event before and
+  // one after a batch of back-to-back calls, the sample being their mean. An event between every
+  // call would add its own device time (3% of a 60 µs kernel on the H200). Each batch starts with
+  // one unmeasured call, so the device already has work when the first event is reached and the
+  // host's launch latency stays out.
   void time_device() {
     Sampler sampler(plan_.iterations);
-    constexpr std::size_t max_batch = 1000;
-    cuda::EventTimer timer(max_batch + 1);
-    std::size_t batch = 4;
+    cuda::EventTimer events(2);
+    std::size_t batch = 2, iterations = 0;
     const auto start = trace::now();
     while (!sampler.done(seconds_since(start))) {
-      timer.reset();
-      timer.record();
-      for (std::size_t i = 0; i < batch; ++i) {
-        plugin_->run(ctx_);
-        timer.record();
-      }
-      auto gaps = timer.elapsed();
-      gaps.erase(gaps.begin());
-      sampler.add(gaps);
-      // Aim at batches of about 20 ms: long enough to hide the sync, short enough to stop on time.
-      std::sort(gaps.begin(), gaps.end());
-      const double typical = std::max(gaps[gaps.size() / 2], 1000.0);
-      batch = std::clamp<std::size_t>(static_cast<std::size_t>(20e6 / typical), 2, max_batch);
+      sync();
+      plugin_->run(ctx_);
+      events.reset();
+      events.record();
+      for (std::size_t i = 0; i < batch; ++i) plugin_->run(ctx_);
+      events.record();
+      const double per_iteration = events.elapsed().at(0) / static_cast<double>(batch);
+      sampler.add(per_iteration);
+      iterations += batch;
+      // Batches of about 10 ms: long enough to hide the sync, short enough to stop on time.
+      batch = std::clamp<std::size_t>(static_cast<std::size_t>(10e6 / std::max(per_iteration, 1000.0)), 1, 10000);
       progress("timing device", sampler_detail(sampler));
     }
     check_device("device timing");
     m_.device_time = sampler.stats(seconds_since(start));
+    m_.device_time->iterations = iterations;
   }
 
   static std::string sampler_detail(const Sampler& s) { return fmt::format("{} samples", s.count()); }
@@ -166,8 +168,7 @@ class Session {
     std::optional<cupti::Collector> collector;
     if (cuda_) {
       collector.emplace(trace_);
-      if (collector->start()) recorder_.set_listener(&*collector);
-      else collector.reset();
+      if (!collector->start()) collector.reset();
     } else {
       trace_.collection.device_unavailable = "the experiment ran on the cpu";
     }
@@ -180,7 +181,6 @@ class Session {
       sync();  // iterations do not overlap on the device timeline
     }
     ctx_.stop_hooks();
-    recorder_.set_listener(nullptr);
     if (collector) collector->stop();
     check_device("tracing");
     trace_.process = static_cast<std::uint32_t>(::getpid());

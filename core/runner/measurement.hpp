@@ -19,6 +19,7 @@ namespace expr::runner {
 // Summary of repeated samples of one quantity, in nanoseconds.
 struct Stats {
   std::size_t samples = 0;
+  std::size_t iterations = 0;  // calls timed: a device sample is the mean of a batch of calls
   double median = 0, mean = 0, min = 0, max = 0;
   double noise = 0;        // spread of the samples relative to the median (robust: from the MAD)
   double seconds = 0;      // wall time spent taking the samples

@@ -45,13 +45,13 @@ double number_from(const json& j) {
 }
 
 json stats_json(const Stats& s) {
-  return {{"samples", s.samples}, {"median_ns", s.median}, {"mean_ns", s.mean}, {"min_ns", s.min}, {"max_ns", s.max},
+  return {{"samples", s.samples}, {"iterations", s.iterations}, {"median_ns", s.median}, {"mean_ns", s.mean}, {"min_ns", s.min}, {"max_ns", s.max},
           {"noise", s.noise},     {"seconds", s.seconds},  {"converged", s.converged}};
 }
 
 Stats stats_from(const json& j) {
-  return {j.at("samples"), j.at("median_ns"), j.at("mean_ns"), j.at("min_ns"), j.at("max_ns"),
-          j.at("noise"),   j.at("seconds"),   j.at("converged")};
+  return {j.at("samples"), j.value("iterations", j.at("samples").get<std::size_t>()), j.at("median_ns"), j.at("mean_ns"),
+          j.at("min_ns"),  j.at("max_ns"), j.at("noise"), j.at("seconds"), j.at("converged")};
 }
 
 }  // namespace

@@ -32,11 +32,9 @@ void HostRecorder::begin_iteration() {
   auto& it = trace_.iterations[static_cast<std::size_t>(handle)];
   it.range = static_cast<std::int32_t>(range);
   it.start = trace_.ranges[static_cast<std::size_t>(range)].start;
-  if (listener_) listener_->iteration_begun(static_cast<std::uint64_t>(handle) + 1);
 }
 
 void HostRecorder::end_iteration() {
-  if (listener_) listener_->iteration_ended();
   const auto range = trace_.iterations[static_cast<std::size_t>(iteration_)].range;
   end(range);
   recording_.store(false, std::memory_order_relaxed);
@@ -56,7 +54,6 @@ std::int64_t HostRecorder::begin(std::string_view name, RangeKind kind) {
                              open_ranges.empty() ? none : open_ranges.back(), iteration_});
   }
   open_ranges.push_back(index);
-  if (listener_ && kind != RangeKind::iteration) listener_->range_begun(static_cast<std::uint64_t>(index) + 1);
   return index;
 }
 
@@ -65,9 +62,7 @@ void HostRecorder::end(std::int64_t handle) {
   const Ns end = now();
   if (!open_ranges.empty() && open_ranges.back() == handle) open_ranges.pop_back();
   std::lock_guard lock(mutex_);
-  auto& range = trace_.ranges[static_cast<std::size_t>(handle)];
-  range.end = end;
-  if (listener_ && range.kind != RangeKind::iteration) listener_->range_ended();
+  trace_.ranges[static_cast<std::size_t>(handle)].end = end;
 }
 
 }  // namespace expr::trace

@@ -1,6 +1,8 @@
 #include "trace/trace.hpp"
 
 #include <algorithm>
+#include <numeric>
+#include <tuple>
 
 namespace expr::trace {
 
@@ -56,23 +58,51 @@ void link_spans(std::vector<Span>& spans, const std::vector<ApiCall>& calls,
   }
 }
 
+// For each API call, the innermost range of its thread that contains its start. Ranges of one
+// thread nest, so a sweep by start time with a stack of open ranges finds it.
+void place_in_ranges(Trace& t) {
+  auto by_thread_then_start = [](const auto& records) {
+    std::vector<std::int32_t> order(records.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::sort(order.begin(), order.end(), [&](std::int32_t a, std::int32_t b) {
+      const auto &x = records[static_cast<std::size_t>(a)], &y = records[static_cast<std::size_t>(b)];
+      return std::tie(x.thread, x.start, y.end) < std::tie(y.thread, y.start, x.end);  // outer range first
+    });
+    return order;
+  };
+  const auto ranges = by_thread_then_start(t.ranges);
+  const auto calls = by_thread_then_start(t.api_calls);
+  std::vector<std::int32_t> open;
+  std::size_t next = 0;
+  std::uint32_t thread = 0;
+  for (const auto c : calls) {
+    auto& call = t.api_calls[static_cast<std::size_t>(c)];
+    if (open.empty() || call.thread != thread) open.clear();
+    thread = call.thread;
+    const auto range = [&](std::int32_t i) -> const HostRange& { return t.ranges[static_cast<std::size_t>(i)]; };
+    while (next < ranges.size() && std::tie(range(ranges[next]).thread, range(ranges[next]).start) <= std::tie(call.thread, call.start)) {
+      const auto& r = range(ranges[next]);
+      if (r.thread == call.thread) {
+        while (!open.empty() && range(open.back()).end < r.start) open.pop_back();
+        open.push_back(ranges[next]);
+      }
+      ++next;
+    }
+    while (!open.empty() && range(open.back()).end < call.start) open.pop_back();
+    call.range = open.empty() ? none : open.back();
+  }
+}
+
 }  // namespace
 
 void link(Trace& trace) {
-  const auto range_count = static_cast<std::uint64_t>(trace.ranges.size());
-  const auto iteration_count = static_cast<std::uint64_t>(trace.iterations.size());
-
+  place_in_ranges(trace);
   std::unordered_map<std::uint32_t, std::int32_t> call_of;
   call_of.reserve(trace.api_calls.size());
   for (std::size_t i = 0; i < trace.api_calls.size(); ++i) {
     auto& call = trace.api_calls[i];
-    call.range = call.range_tag > 0 && call.range_tag <= range_count ? static_cast<std::int32_t>(call.range_tag - 1) : none;
-    if (call.iteration_tag > 0 && call.iteration_tag <= iteration_count)
-      call.iteration = static_cast<std::int32_t>(call.iteration_tag - 1);
-    else if (call.range != none)
-      call.iteration = trace.ranges[static_cast<std::size_t>(call.range)].iteration;
-    else
-      call.iteration = iteration_at(trace.iterations, call.start);
+    call.iteration = call.range != none ? trace.ranges[static_cast<std::size_t>(call.range)].iteration
+                                        : iteration_at(trace.iterations, call.start);
     // A runtime call and the driver call it makes share a correlation id only when CUPTI says so;
     // the first call seen with an id is the one the application made.
     call_of.try_emplace(call.correlation, static_cast<std::int32_t>(i));

@@ -58,12 +58,8 @@ struct ApiCall {
   Ns start = 0;
   Ns end = 0;
   std::uint32_t correlation = 0;
-  // Ids the host side pushed while this call was made (0 when none): the innermost host range
-  // (its index + 1) and the iteration (its index + 1).
-  std::uint64_t range_tag = 0;
-  std::uint64_t iteration_tag = 0;
   // Filled by link().
-  std::int32_t range = none;
+  std::int32_t range = none;      // the innermost host range of its thread around it
   std::int32_t iteration = none;
 };
 
@@ -174,9 +170,10 @@ struct Trace {
   std::size_t record_count() const;
 };
 
-// Joins device records to the API calls that launched them (by correlation id) and from there to
-// host ranges and iterations. A launch from a thread that pushed no iteration tag is placed by
-// time: in the iteration whose host interval contains the call.
+// Joins device records to the API calls that launched them (by correlation id), and each API call
+// to the innermost host range open on its thread when it was made (host ranges and API calls share
+// the clock and the thread ids), and so to an iteration. A call inside no range of its thread (a
+// library's own thread, say) belongs to the iteration whose interval contains it.
 void link(Trace& trace);
 
 }  // namespace expr::trace

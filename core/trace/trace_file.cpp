@@ -72,8 +72,7 @@ template <>
 std::vector<Column<ApiCall>> columns() {
   return {plain<ApiCall>("name", &ApiCall::name),          plain<ApiCall>("api", &ApiCall::api),
           plain<ApiCall>("thread", &ApiCall::thread),      time<ApiCall>("start", &ApiCall::start),
-          time<ApiCall>("end", &ApiCall::end),             plain<ApiCall>("correlation", &ApiCall::correlation),
-          plain<ApiCall>("range_tag", &ApiCall::range_tag), plain<ApiCall>("iteration_tag", &ApiCall::iteration_tag)};
+          time<ApiCall>("end", &ApiCall::end),             plain<ApiCall>("correlation", &ApiCall::correlation)};
 }
 
 template <>

@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <memory>
+#include <vector>
 
 namespace expr_torch {
 
@@ -13,20 +14,20 @@ namespace {
 // The runner traces one experiment at a time per process, so one is enough.
 std::atomic<expr::Context*> active{nullptr};
 
-struct OpRange : at::ObserverContext {
-  explicit OpRange(expr::RangeHandle h) : handle(h) {}
-  expr::RangeHandle handle;
-};
+// Ops nest per thread, so the handles of the open ones live on a per-thread stack rather than in an
+// ObserverContext allocated for every op: this is the hot path of a launch-bound loop.
+thread_local std::vector<expr::RangeHandle> open_ops;
 
 std::unique_ptr<at::ObserverContext> on_enter(const at::RecordFunction& fn) {
-  auto* ctx = active.load(std::memory_order_acquire);
-  if (!ctx) return nullptr;
-  return std::make_unique<OpRange>(ctx->begin_range(fn.name(), expr::RangeKind::op));
+  if (auto* ctx = active.load(std::memory_order_acquire)) open_ops.push_back(ctx->begin_range(fn.name(), expr::RangeKind::op));
+  return nullptr;
 }
 
-void on_exit(const at::RecordFunction&, at::ObserverContext* observed) {
+void on_exit(const at::RecordFunction&, at::ObserverContext*) {
   auto* ctx = active.load(std::memory_order_acquire);
-  if (ctx && observed) ctx->end_range(static_cast<OpRange*>(observed)->handle);
+  if (!ctx || open_ops.empty()) return;
+  ctx->end_range(open_ops.back());
+  open_ops.pop_back();
 }
 
 class OpTracer final : public expr::TraceHook {
