@@ -91,7 +91,8 @@ int main(int argc, char** argv) {
   const double judge_s = seconds_since(start);
 
   start = std::chrono::steady_clock::now();
-  const auto json = report::chrome_trace(t, "bench");
+  fmt::memory_buffer json;
+  report::render_chrome_trace(t, "bench", json);
   const double export_s = seconds_since(start);
 
   const double records = static_cast<double>(t.record_count());

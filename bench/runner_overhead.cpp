@@ -53,6 +53,7 @@ int main(int argc, char** argv) {
   const int iterations = argc > 3 ? std::atoi(argv[3]) : 2000;
   const auto plan = make_plan(plugin, iterations, argc, argv, 4);
   const bool cuda = device == Device::cuda;
+  if (cuda) cuda::select(0);  // as a worker does
 
   // The bare loops: the plugin's run() and nothing else.
   trace::Trace unused;

@@ -66,7 +66,8 @@ def profile_all(results, out_dir):
         def read_off(prof, name=e["name"]):
             # What the series read off the profiler: GPU activities and device time per forward.
             prof.export_chrome_trace(f"{out_dir}/{name}.json")
-            gpu = [ev for ev in prof.events() if ev.device_type == torch.autograd.DeviceType.CUDA]
+            gpu = [ev for ev in prof.events() if ev.device_type == torch.autograd.DeviceType.CUDA
+                   and ev.name != "forward" and not ev.name.startswith("ProfilerStep")]  # kernels and copies, not ranges
             seen["activities"] = len(gpu) / recorded
             seen["device_us"] = sum(ev.time_range.elapsed_us() for ev in gpu) / recorded
 

@@ -1,8 +1,8 @@
 // What tracing adds per kernel launch, on a launch-bound loop (the add_loop plugin: tens of
-// thousands of tiny in-place adds), measured in one process: untraced; traced the way `expr run`
-// traces (CUPTI activity, external correlation tags, the ATen op observer, host ranges); and
-// untraced again after tracing stopped, to see what CUPTI leaves behind. Compare with
-// bench/torch_profiler_overhead.py, which does the same with torch.profiler.
+// thousands of tiny in-place adds), measured in one process, in this order: untraced; the ATen op
+// observer with host ranges alone; CUPTI activity alone; both, as `expr run` traces; and untraced
+// again, to see what CUPTI leaves behind. bench/torch_profiler_overhead.py does the same with
+// torch.profiler.
 //
 //   expr_bench_tracing [launches] [repeats]
 #include <fmt/format.h>
@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   const std::int64_t launches = argc > 1 ? std::atoll(argv[1]) : 20000;
   const int repeats = argc > 2 ? std::atoi(argv[2]) : 5;
 
+  cuda::select(0);  // as a worker does
   loader::PluginCatalog catalog(loader::search_path({}));
   const auto lib = catalog.find("add_loop");
   trace::Trace trace;
@@ -33,39 +34,51 @@ int main(int argc, char** argv) {
   cuda::synchronize();
 
   // Wall time per launch of one run(), device work included; the best of `repeats`.
-  auto per_launch = [&](bool traced) {
+  auto per_launch = [&](bool record_host) {
     double best = 1e300;
     for (int r = 0; r < repeats; ++r) {
       cuda::synchronize();
       const auto t0 = trace::now();
-      if (traced) recorder.begin_iteration();
+      if (record_host) recorder.begin_iteration();
       plugin->run(ctx);
-      if (traced) recorder.end_iteration();
+      if (record_host) recorder.end_iteration();
       cuda::synchronize();
       best = std::min(best, static_cast<double>(trace::now() - t0) / static_cast<double>(launches));
     }
     return best;
   };
+  // One phase with the device collector on, optionally with the ATen op observer too.
+  auto with_cupti = [&](bool ops) {
+    cupti::Collector collector(trace);
+    if (!collector.start()) throw std::runtime_error("CUPTI unavailable: " + trace.collection.device_unavailable);
+    if (ops) ctx.start_hooks();
+    const double t = per_launch(ops);
+    if (ops) ctx.stop_hooks();
+    collector.stop();
+    return t;
+  };
 
-  const double before = per_launch(false);
-  cupti::Collector collector(trace);
-  if (!collector.start()) {
-    fmt::print(stderr, "CUPTI unavailable: {}\n", trace.collection.device_unavailable);
-    return 1;
-  }
+  const double untraced = per_launch(false);
   ctx.start_hooks();
-  const double traced = per_launch(true);
+  const double ops_only = per_launch(true);
   ctx.stop_hooks();
+  const double cupti_only = with_cupti(false);
   const auto stop_start = trace::now();
-  collector.stop();
-  const double stop_seconds = static_cast<double>(trace::now() - stop_start) * 1e-9;
+  const double traced = with_cupti(true);
+  const double stop_seconds = static_cast<double>(trace::now() - stop_start) * 1e-9;  // includes the phase itself
   const double after = per_launch(false);
 
+  auto line = [&](const char* what, double t) {
+    fmt::print("{:34s} {:8.3f} µs per launch   added {:+.3f} µs\n", what, t / 1e3, (t - untraced) / 1e3);
+  };
   fmt::print("launches per run {}, best of {} runs each\n", launches, repeats);
-  fmt::print("untraced                 {:8.3f} µs per launch\n", before / 1e3);
-  fmt::print("traced (expr)            {:8.3f} µs per launch   added {:.3f} µs\n", traced / 1e3, (traced - before) / 1e3);
-  fmt::print("untraced after tracing   {:8.3f} µs per launch   left behind {:+.3f} µs\n", after / 1e3, (after - before) / 1e3);
-  fmt::print("records: {} kernels, {} API calls, {} op ranges; dropped {}; stop() (flush and merge) took {:.3f} s\n",
+  fmt::print("{:34s} {:8.3f} µs per launch\n", "untraced", untraced / 1e3);
+  line("ATen op observer and host ranges", ops_only);
+  line("CUPTI activity only", cupti_only);
+  line("traced as expr traces (both)", traced);
+  line("untraced after tracing", after);
+  fmt::print("records of the last traced phase and before: {} kernels, {} API calls, {} host ranges; dropped {}; "
+             "that phase with its stop() took {:.3f} s\n",
              trace.kernels.size(), trace.api_calls.size(), trace.ranges.size(), trace.collection.dropped_records, stop_seconds);
   return 0;
 }

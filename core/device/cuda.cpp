@@ -68,7 +68,10 @@ std::map<std::string, std::string> environment(int device) {
   return env;
 }
 
-void select(int device) { check(cudaSetDevice(device), "cudaSetDevice"); }
+void select(int device) {
+  check(cudaSetDevice(device), "cudaSetDevice");
+  check(cudaSetDeviceFlags(cudaDeviceScheduleSpin), "cudaSetDeviceFlags(cudaDeviceScheduleSpin)");
+}
 
 void synchronize() { check(cudaDeviceSynchronize(), "cudaDeviceSynchronize"); }
 

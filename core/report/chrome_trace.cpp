@@ -30,13 +30,14 @@ void escaped(Out& out, std::string_view s) {
 
 class Writer {
  public:
-  explicit Writer(const trace::Trace& t) : t_(t), names_(t.strings.size()) {}
+  Writer(const trace::Trace& t, Out& buf) : t_(t), names_(t.strings.size()), buf_(buf), base_(t.earliest()) {}
 
-  std::string write(const std::string& title) {
-    buf_.reserve(t_.record_count() * 220);  // about what one event takes, flows included
+  void write(const std::string& title) {
+    buf_.reserve(t_.record_count() * 300);  // about what one event takes, flows included
     fmt::format_to(out(), "{{\"schemaVersion\":1,\"traceName\":\"");
     escaped(buf_, title);
-    fmt::format_to(out(), "\",\"displayTimeUnit\":\"ms\",\"deviceProperties\":[");
+    // Timestamps count from the earliest record, as in PyTorch's traces, which also give the base.
+    fmt::format_to(out(), "\",\"displayTimeUnit\":\"ms\",\"baseTimeNanoseconds\":{},\"deviceProperties\":[", base_);
     for (std::size_t i = 0; i < t_.devices.size(); ++i) device_properties(i);
     fmt::format_to(out(), "],\"traceEvents\":[");
     metadata();
@@ -46,7 +47,6 @@ class Writer {
     for (const auto& c : t_.copies) copy(c);
     for (const auto& m : t_.memsets) memset(m);
     fmt::format_to(out(), "\n]}}\n");
-    return fmt::to_string(buf_);
   }
 
  private:
@@ -119,6 +119,8 @@ class Writer {
 
   void complete(std::string_view cat, trace::StringId id, std::uint32_t pid, std::uint32_t tid, trace::Ns start, trace::Ns end) {
     begin_event();
+    start -= base_;
+    end -= base_;
     fmt::format_to(out(), FMT_COMPILE("{{\"ph\":\"X\",\"cat\":\"{}\",\"name\":\"{}\",\"pid\":{},\"tid\":{},\"ts\":{}.{:03},\"dur\":{}.{:03}"),
                    cat, name(id), pid, tid, start / 1000, start % 1000, (end - start) / 1000, (end - start) % 1000);
   }
@@ -140,11 +142,11 @@ class Writer {
     const auto& c = t_.api_calls[static_cast<std::size_t>(s.api_call)];
     begin_event();
     fmt::format_to(out(), FMT_COMPILE("{{\"ph\":\"s\",\"id\":{},\"pid\":{},\"tid\":{},\"ts\":{}.{:03},\"cat\":\"ac2g\",\"name\":\"ac2g\"}}"),
-                   s.correlation, t_.process, c.thread, c.start / 1000, c.start % 1000);
+                   s.correlation, t_.process, c.thread, (c.start - base_) / 1000, (c.start - base_) % 1000);
     begin_event();
     fmt::format_to(out(),
                    FMT_COMPILE("{{\"ph\":\"f\",\"id\":{},\"pid\":{},\"tid\":{},\"ts\":{}.{:03},\"cat\":\"ac2g\",\"name\":\"ac2g\",\"bp\":\"e\"}}"),
-                   s.correlation, s.device, s.stream, s.start / 1000, s.start % 1000);
+                   s.correlation, s.device, s.stream, (s.start - base_) / 1000, (s.start - base_) % 1000);
   }
 
   std::uint64_t external_id(const trace::DeviceSpan& s) const {
@@ -198,16 +200,21 @@ class Writer {
 
   const trace::Trace& t_;
   std::vector<std::string> names_;
-  Out buf_;
+  Out& buf_;
+  trace::Ns base_;
   bool first_ = true;
 };
 
 }  // namespace
 
-std::string chrome_trace(const trace::Trace& trace, const std::string& title) { return Writer(trace).write(title); }
+void render_chrome_trace(const trace::Trace& trace, const std::string& title, fmt::memory_buffer& out) {
+  Writer(trace, out).write(title);
+}
 
 void write_chrome_trace(const trace::Trace& trace, const std::string& title, const std::filesystem::path& file) {
-  util::write_atomically(file, chrome_trace(trace, title));
+  fmt::memory_buffer out;
+  render_chrome_trace(trace, title, out);
+  util::write_atomically(file, std::string_view(out.data(), out.size()));
 }
 
 }  // namespace expr::report

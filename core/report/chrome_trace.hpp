@@ -3,6 +3,8 @@
 // tools written for those traces, such as Holistic Trace Analysis, can read these too.
 #pragma once
 
+#include <fmt/format.h>
+
 #include <filesystem>
 #include <string>
 
@@ -10,7 +12,7 @@
 
 namespace expr::report {
 
-std::string chrome_trace(const trace::Trace& trace, const std::string& title);
+void render_chrome_trace(const trace::Trace& trace, const std::string& title, fmt::memory_buffer& out);
 void write_chrome_trace(const trace::Trace& trace, const std::string& title, const std::filesystem::path& file);
 
 }  // namespace expr::report

@@ -1,6 +1,7 @@
 #include "trace/trace.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <numeric>
 #include <tuple>
 
@@ -36,6 +37,15 @@ const DeviceProperties* Trace::device(std::uint32_t id) const {
 
 std::size_t Trace::record_count() const {
   return ranges.size() + api_calls.size() + kernels.size() + copies.size() + memsets.size() + syncs.size();
+}
+
+Ns Trace::earliest() const {
+  Ns e = std::numeric_limits<Ns>::max();
+  auto consider = [&](const auto& records) {
+    for (const auto& r : records) e = std::min(e, r.start);
+  };
+  consider(ranges), consider(api_calls), consider(kernels), consider(copies), consider(memsets);
+  return e == std::numeric_limits<Ns>::max() ? 0 : e;
 }
 
 namespace {

@@ -168,6 +168,7 @@ struct Trace {
 
   const DeviceProperties* device(std::uint32_t id) const;
   std::size_t record_count() const;
+  Ns earliest() const;  // the first start of any record; 0 for an empty trace
 };
 
 // Joins device records to the API calls that launched them (by correlation id), and each API call

@@ -153,16 +153,6 @@ void read_table(const json& doc, const char* key, std::vector<Record>& records, 
   }
 }
 
-Ns earliest(const Trace& t) {
-  Ns e = std::numeric_limits<Ns>::max();
-  for (const auto& r : t.ranges) e = std::min(e, r.start);
-  for (const auto& r : t.api_calls) e = std::min(e, r.start);
-  for (const auto& r : t.kernels) e = std::min(e, r.start);
-  for (const auto& r : t.copies) e = std::min(e, r.start);
-  for (const auto& r : t.memsets) e = std::min(e, r.start);
-  return e == std::numeric_limits<Ns>::max() ? 0 : e;
-}
-
 json device_json(const DeviceProperties& d) {
   return {{"id", d.id},
           {"name", d.name},
@@ -199,7 +189,7 @@ DeviceProperties device_from(const json& j) {
 }  // namespace
 
 void save(const Trace& trace, const std::filesystem::path& file) {
-  const Ns epoch = earliest(trace);
+  const Ns epoch = trace.earliest();
   json head{{"format", trace_format},
             {"process", trace.process},
             {"epoch_ns", epoch},
