@@ -1,13 +1,14 @@
 // What tracing adds per kernel launch, on a launch-bound loop (the add_loop plugin: tens of
-// thousands of tiny in-place adds), measured in one process, in this order: untraced; the ATen op
-// observer with host ranges alone; CUPTI activity alone; both, as `expr run` traces; and untraced
-// again, to see what CUPTI leaves behind. bench/torch_profiler_overhead.py does the same with
-// torch.profiler.
+// thousands of tiny in-place adds): untraced, traced, and untraced again after tracing stopped, to
+// see what is left behind. One mode per process, as a worker traces once: `ops` (the ATen op
+// observer with host ranges), `cupti` (the CUPTI activity collector) or `both` (what `expr run`
+// does). bench/torch_profiler_overhead.py does the same with torch.profiler.
 //
-//   expr_bench_tracing [launches] [repeats]
+//   expr_bench_tracing ops|cupti|both [launches] [repeats]
 #include <fmt/format.h>
 
 #include <cstdlib>
+#include <optional>
 
 #include "cupti/collector.hpp"
 #include "device/cuda.hpp"
@@ -18,10 +19,16 @@
 using namespace expr;
 
 int main(int argc, char** argv) {
-  const std::int64_t launches = argc > 1 ? std::atoll(argv[1]) : 20000;
-  const int repeats = argc > 2 ? std::atoi(argv[2]) : 5;
+  const std::string mode = argc > 1 ? argv[1] : "both";
+  const std::int64_t launches = argc > 2 ? std::atoll(argv[2]) : 20000;
+  const int repeats = argc > 3 ? std::atoi(argv[3]) : 5;
+  const bool ops = mode == "ops" || mode == "both", cupti = mode == "cupti" || mode == "both";
+  if (!ops && !cupti) {
+    fmt::print(stderr, "usage: expr_bench_tracing ops|cupti|both [launches] [repeats]\n");
+    return 2;
+  }
 
-  cuda::select(0);  // as a worker does
+  cuda::select(0);
   loader::PluginCatalog catalog(loader::search_path({}));
   const auto lib = catalog.find("add_loop");
   trace::Trace trace;
@@ -34,51 +41,42 @@ int main(int argc, char** argv) {
   cuda::synchronize();
 
   // Wall time per launch of one run(), device work included; the best of `repeats`.
-  auto per_launch = [&](bool record_host) {
+  auto per_launch = [&](bool traced) {
     double best = 1e300;
     for (int r = 0; r < repeats; ++r) {
       cuda::synchronize();
       const auto t0 = trace::now();
-      if (record_host) recorder.begin_iteration();
+      if (traced) recorder.begin_iteration();
       plugin->run(ctx);
-      if (record_host) recorder.end_iteration();
+      if (traced) recorder.end_iteration();
       cuda::synchronize();
       best = std::min(best, static_cast<double>(trace::now() - t0) / static_cast<double>(launches));
     }
     return best;
   };
-  // One phase with the device collector on, optionally with the ATen op observer too.
-  auto with_cupti = [&](bool ops) {
-    cupti::Collector collector(trace);
-    if (!collector.start()) throw std::runtime_error("CUPTI unavailable: " + trace.collection.device_unavailable);
-    if (ops) ctx.start_hooks();
-    const double t = per_launch(ops);
-    if (ops) ctx.stop_hooks();
-    collector.stop();
-    return t;
-  };
 
   const double untraced = per_launch(false);
-  ctx.start_hooks();
-  const double ops_only = per_launch(true);
-  ctx.stop_hooks();
-  const double cupti_only = with_cupti(false);
+  std::optional<cupti::Collector> collector;
+  if (cupti) {
+    collector.emplace(trace);
+    if (!collector->start()) {
+      fmt::print(stderr, "CUPTI unavailable: {}\n", trace.collection.device_unavailable);
+      return 1;
+    }
+  }
+  if (ops) ctx.start_hooks();
+  const double traced = per_launch(true);
+  if (ops) ctx.stop_hooks();
   const auto stop_start = trace::now();
-  const double traced = with_cupti(true);
-  const double stop_seconds = static_cast<double>(trace::now() - stop_start) * 1e-9;  // includes the phase itself
+  if (collector) collector->stop();
+  const double stop_seconds = static_cast<double>(trace::now() - stop_start) * 1e-9;
   const double after = per_launch(false);
 
-  auto line = [&](const char* what, double t) {
-    fmt::print("{:34s} {:8.3f} µs per launch   added {:+.3f} µs\n", what, t / 1e3, (t - untraced) / 1e3);
-  };
-  fmt::print("launches per run {}, best of {} runs each\n", launches, repeats);
-  fmt::print("{:34s} {:8.3f} µs per launch\n", "untraced", untraced / 1e3);
-  line("ATen op observer and host ranges", ops_only);
-  line("CUPTI activity only", cupti_only);
-  line("traced as expr traces (both)", traced);
-  line("untraced after tracing", after);
-  fmt::print("records of the last traced phase and before: {} kernels, {} API calls, {} host ranges; dropped {}; "
-             "that phase with its stop() took {:.3f} s\n",
-             trace.kernels.size(), trace.api_calls.size(), trace.ranges.size(), trace.collection.dropped_records, stop_seconds);
+  fmt::print("tracing: {} ({} launches per run, best of {} runs each)\n", mode, launches, repeats);
+  fmt::print("  untraced                {:8.3f} µs per launch\n", untraced / 1e3);
+  fmt::print("  traced                  {:8.3f} µs per launch   added {:+.3f} µs\n", traced / 1e3, (traced - untraced) / 1e3);
+  fmt::print("  untraced after tracing  {:8.3f} µs per launch   added {:+.3f} µs\n", after / 1e3, (after - untraced) / 1e3);
+  fmt::print("  records: {} kernels, {} API calls, {} host ranges; dropped {}; stop() took {:.3f} s\n", trace.kernels.size(),
+             trace.api_calls.size(), trace.ranges.size(), trace.collection.dropped_records, stop_seconds);
   return 0;
 }

@@ -68,10 +68,7 @@ std::map<std::string, std::string> environment(int device) {
   return env;
 }
 
-void select(int device) {
-  check(cudaSetDevice(device), "cudaSetDevice");
-  check(cudaSetDeviceFlags(cudaDeviceScheduleSpin), "cudaSetDeviceFlags(cudaDeviceScheduleSpin)");
-}
+void select(int device) { check(cudaSetDevice(device), "cudaSetDevice"); }
 
 void synchronize() { check(cudaDeviceSynchronize(), "cudaDeviceSynchronize"); }
 

@@ -25,9 +25,6 @@ trace::DeviceProperties properties(int device);
 // GPU name, memory, driver, CUDA runtime and CUPTI versions, as strings for results.json.
 std::map<std::string, std::string> environment(int device);
 
-// Makes `device` current, and makes waits for it spin: a thread that sleeps while the device works
-// wakes on a slow, cold core, and the host time of the next call depended on how deeply it slept
-// (the same variant's median host time differed up to 1.8x between runs on the H200).
 void select(int device);
 void synchronize();                // waits for all work on the current device
 std::string last_error();          // clears the runtime's sticky error state where it can; "" when none
