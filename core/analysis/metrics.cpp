@@ -149,6 +149,25 @@ Outcome memset_bytes(const Measurement& m, const MetricCall& call) {
                               [](const trace::Memset& s) { return static_cast<double>(s.bytes); }, bytes);
 }
 
+// Everything the device ran, as the PyTorch profiler counts "GPU activities": kernels, copies
+// and memsets.
+Outcome activities(const Measurement& m, const MetricCall& call) {
+  if (auto u = missing_trace(m, call.metric, Needs::device_trace)) return *u;
+  const auto& t = *m.trace;
+  const auto filter = span_filter(t, call);
+  const auto keep = [&](const auto& s) { return filter.keeps(s); };
+  const auto one = [](const auto&) { return 1.0; };
+  auto sums = per_iteration(t, t.kernels, keep, one);
+  for (const auto& more : {per_iteration(t, t.copies, keep, one), per_iteration(t, t.memsets, keep, one)})
+    for (std::size_t i = 0; i < sums.size(); ++i) sums[i] += more[i];
+  std::string names;
+  for (const auto& part : {breakdown(t, t.kernels, keep), breakdown(t, t.copies, keep), breakdown(t, t.memsets, keep)})
+    if (!part.empty()) names += (names.empty() ? "" : ", ") + part;
+  return Observation{count(mean(sums)),
+                     spread(sums, [](double v) { return util::format_number(v); }) + (names.empty() ? "" : " (" + names + " per iteration)"),
+                     device_caveats(t)};
+}
+
 Outcome kernel_time(const Measurement& m, const MetricCall& call) {
   if (auto u = missing_trace(m, call.metric, Needs::device_trace)) return *u;
   const auto& t = *m.trace;
@@ -426,6 +445,8 @@ std::vector<MetricSpec> build_catalog() {
   const auto sized = figure("", data, Display::bytes, "");
   return {
       {"kernels", "kernels per traced iteration", {name_arg, op_arg, api_arg}, {}, counted, kernels},
+      {"activities", "kernels, copies and memsets per traced iteration (the PyTorch profiler's \"GPU activities\")",
+       {name_arg, op_arg, api_arg}, {}, counted, activities},
       {"copies", "memory copies per traced iteration", {kind_arg, name_arg, op_arg, api_arg}, {}, counted, copies},
       {"copy_bytes", "bytes copied per traced iteration", {kind_arg, name_arg, op_arg, api_arg}, {}, sized, copy_bytes},
       {"memsets", "memsets per traced iteration", {name_arg, op_arg, api_arg}, {}, counted, memsets},

@@ -98,35 +98,34 @@ std::map<std::string, std::vector<series::Expectation>> replay_expectations(cons
                                                                           const std::optional<fs::path>& series_file) {
   std::vector<std::string> names;
   for (const auto& e : recorded.experiments) names.push_back(e.measurement.experiment);
-  std::map<std::string, std::vector<series::Expectation>> out;
   std::vector<util::Problem> problems;
   std::optional<series::Series> s;
   if (series_file) s = series::read(*series_file);
-  for (const auto& e : recorded.experiments) {
-    auto& list = out[e.measurement.experiment];
-    for (const auto& x : e.expectations) {
-      if (s && x.source == "series") continue;
-      try {
-        list.push_back({expect::compile(x.check, names), x.source, x.required, x.why, x.pos});
-      } catch (const expect::SyntaxError& err) {
-        problems.push_back({{(recorded.run_dir / "results.json").string(), 0, 0},
-                            fmt::format("{}: stored expectation '{}': {}", e.measurement.experiment, x.check, err.what())});
-      }
-    }
-  }
+
+  // The series' own guesses first, then the plugin's, as a run orders them.
+  std::map<std::string, std::vector<series::Expectation>> out;
   if (s)
     for (const auto& x : s->experiments) {
-      auto it = out.find(x.name.value);
-      if (it == out.end()) {
+      if (std::find(names.begin(), names.end(), x.name.value) == names.end()) {
         problems.push_back({x.name.pos, fmt::format("experiment {} is not in the recorded run", x.name.value)});
         continue;
       }
       for (const auto& spec : x.expectations) {
         try {
-          it->second.push_back({expect::compile(spec.check, names), "series", spec.required, spec.why, spec.pos});
+          out[x.name.value].push_back({expect::compile(spec.check, names), "series", spec.required, spec.why, spec.pos});
         } catch (const expect::SyntaxError& err) {
           problems.push_back({spec.pos.shifted(static_cast<int>(err.offset())), err.what()});
         }
+      }
+    }
+  for (const auto& e : recorded.experiments)
+    for (const auto& x : e.expectations) {
+      if (s && x.source == "series") continue;
+      try {
+        out[e.measurement.experiment].push_back({expect::compile(x.check, names), x.source, x.required, x.why, x.pos});
+      } catch (const expect::SyntaxError& err) {
+        problems.push_back({{(recorded.run_dir / "results.json").string(), 0, 0},
+                            fmt::format("{}: stored expectation '{}': {}", e.measurement.experiment, x.check, err.what())});
       }
     }
   if (!problems.empty()) throw util::InputError(std::move(problems));

@@ -63,7 +63,7 @@ std::string observed_cell(const ExpectationResult& x) {
 }  // namespace
 
 Table comparison_table(const RunResult& run) {
-  Table t{{"experiment", "device", "status", "device time", "host time", "first call", "kernels", "copies", "main kernel",
+  Table t{{"experiment", "device", "status", "device time", "host time", "first call", "kernels", "copies", "memsets", "main kernel",
            "occupancy", "launch API", "TFLOP/s", "rel. error", "guesses"},
           {}};
   for (const auto& e : run.experiments) {
@@ -71,7 +71,7 @@ Table comparison_table(const RunResult& run) {
     const bool ran = m.status == runner::Status::ok;
     t.rows.push_back({m.experiment, ran ? (m.device == Device::cuda ? "cuda" : "cpu") : "—", status_cell(m),
                       cell(m, {"gpu_time", {}, ""}), cell(m, {"host_time", {}, ""}), cell(m, {"first_call", {}, ""}),
-                      cell(m, {"kernels", {}, ""}), cell(m, {"copies", {}, ""}),
+                      cell(m, {"kernels", {}, ""}), cell(m, {"copies", {}, ""}), cell(m, {"memsets", {}, ""}),
                       clip(analysis::short_kernel_name(cell(m, {"kernel", {}, "name"})), 40), cell(m, {"kernel", {}, "occupancy"}),
                       cell(m, {"kernel", {}, "launch_api"}), cell(m, {"tflops", {}, ""}), cell(m, {"rel_error", {}, ""}),
                       guesses_cell(e)});
