@@ -4,6 +4,8 @@
 #include <cupti.h>
 #include <fmt/format.h>
 
+#include <fstream>
+#include <regex>
 #include <stdexcept>
 
 namespace expr::cuda {
@@ -56,6 +58,14 @@ std::map<std::string, std::string> environment(int device) {
   int driver = 0, runtime = 0;
   if (cudaDriverGetVersion(&driver) == cudaSuccess) env["cuda_driver_api"] = version(driver);
   if (cudaRuntimeGetVersion(&runtime) == cudaSuccess) env["cuda_runtime"] = version(runtime);
+  // The driver's own version ("580.159.04") is what the kernel module reports; CUDA gives only the
+  // CUDA version the driver supports.
+  std::ifstream module("/proc/driver/nvidia/version");
+  std::string line;
+  if (std::getline(module, line)) {
+    std::smatch m;
+    if (std::regex_search(line, m, std::regex(R"(Kernel Module\s+(?:for \S+\s+)?([0-9][0-9.]+))"))) env["driver"] = m[1];
+  }
   std::uint32_t cupti = 0;
   if (cuptiGetVersion(&cupti) == CUPTI_SUCCESS) env["cupti_api"] = std::to_string(cupti);
   cudaDeviceProp p{};

@@ -35,11 +35,12 @@ std::vector<std::string> names_of(const auto& specs) {
 }
 
 void bind_arguments(Reference& ref, const Reference::Segment& seg, const analysis::MetricSpec& spec) {
-  if (!seg.args) return;
-  if (spec.args.empty() && !seg.args->empty())
-    throw SyntaxError(seg.args->front().offset, spec.name + " takes no arguments");
+  const std::vector<Argument> none;
+  const auto& args = seg.args ? *seg.args : none;
+  if (spec.args.empty() && !args.empty())
+    throw SyntaxError(args.front().offset, spec.name + " takes no arguments");
   bool positional_used = false;
-  for (const auto& a : *seg.args) {
+  for (const auto& a : args) {
     const analysis::ArgSpec* arg = nullptr;
     if (!a.name) {
       if (positional_used)

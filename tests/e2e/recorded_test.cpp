@@ -1,0 +1,96 @@
+// The analysis path on real H200 data (tests/data): replaying the recorded runs reaches the
+// verdicts the GPU run reached, and the Chrome export shows kernels with their launch footprint
+// and flows from the launching API calls.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+
+#include "harness.hpp"
+
+namespace fs = std::filesystem;
+using e2e::experiment;
+
+namespace {
+
+const fs::path data = fs::path(EXPR_SOURCE_DIR) / "tests" / "data";
+
+// Replays `recorded` (with `series` when given) into a scratch directory and returns both results.
+std::pair<nlohmann::json, nlohmann::json> replay(const std::string& name, const std::string& recorded, const std::string& series = "") {
+  const auto dir = e2e::scratch("replay_" + name);
+  const auto o = e2e::expr(dir, "replay " + (data / recorded).string() + (series.empty() ? "" : " --series " + series) + " --out out");
+  INFO(o.all());
+  CHECK((o.exit_code == 0 || o.exit_code == 1));
+  return {e2e::read_json(data / recorded / "results.json"), e2e::read_json(dir / "out" / "results.json")};
+}
+
+// Every expectation of `a` is in `b`, in the same order, with the same verdict and observed value.
+void same_verdicts(const nlohmann::json& a, const nlohmann::json& b) {
+  REQUIRE(a.at("experiments").size() == b.at("experiments").size());
+  for (const auto& ea : a.at("experiments")) {
+    const auto& xa = ea.at("expectations");
+    const auto& xb = experiment(b, ea.at("name")).at("expectations");
+    REQUIRE(xa.size() == xb.size());
+    for (std::size_t i = 0; i < xa.size(); ++i) {
+      INFO(ea.at("name").get<std::string>(), ": ", xa[i].at("check").get<std::string>());
+      CHECK(xa[i].at("check") == xb[i].at("check"));
+      CHECK(xa[i].at("verdict") == xb[i].at("verdict"));
+      CHECK(xa[i].value("observed", "") == xb[i].value("observed", ""));
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("replaying the H200 series 3 run with experiments/series3.yaml reaches the GPU run's verdicts") {
+  const auto [recorded, replayed] = replay("series3", "series3-h200", EXPR_SOURCE_DIR "/experiments/series3.yaml");
+  same_verdicts(recorded, replayed);
+  // A few of the findings, spelled out: what the series saw on the A100 and the H200 does not show.
+  const auto verdict = [&](const char* name, const char* check) {
+    return e2e::expectation(experiment(replayed, name), check).at("verdict").get<std::string>();
+  };
+  CHECK(verdict("naive", "copies(kind=DtoD) == 1") == "confirmed");
+  CHECK(verdict("naive_inplace", "copies == 0") == "confirmed");
+  CHECK(verdict("sdpa_flash", "kernel(\"flash_fwd\").occupancy ~ 13% ± 1%") == "confirmed");
+  CHECK(verdict("sdpa_cudnn", "kernel.launch_api == \"cuLaunchKernelEx\"") == "confirmed");
+  CHECK(verdict("sdpa_cudnn", "kernel.registers == 240") == "contradicted");
+  CHECK(verdict("sdpa_math", "kernels(\"sgemm\") >= 2") == "contradicted");
+  CHECK(verdict("sdpa_auto", "fact(\"backend\") == \"flash\"") == "contradicted");
+}
+
+TEST_CASE("replaying the H200 cuda_probe run reaches the GPU run's verdicts") {
+  const auto [recorded, replayed] = replay("probe", "cuda-probe-h200");
+  same_verdicts(recorded, replayed);
+  const auto& probe = experiment(replayed, "probe");
+  // The collector's numbers against values known in advance and the CUDA API's own answers.
+  for (const char* check : {"kernels == 5", "kernel(\"probe_launch_ex\").launch_api == \"cuLaunchKernelEx\"",
+                            "kernel(\"probe_launch_ex\").cluster == 2", "copies(kind=DtoD) == 1", "memsets == 1",
+                            "kernel(\"probe_shared\").blocks_per_sm == fact(\"probe_shared.blocks_per_sm\")",
+                            "kernel(\"probe_registers\").registers == fact(\"probe_registers.registers\")"})
+    CHECK(e2e::expectation(probe, check).at("verdict") == "confirmed");
+}
+
+TEST_CASE("the Chrome trace of a recorded GPU run shows kernels with their footprint and launch flows") {
+  const auto dir = e2e::scratch("replay_probe_chrome");
+  const auto o = e2e::expr(dir, "replay " + (data / "cuda-probe-h200").string() + " --out out");
+  INFO(o.all());
+  const auto chrome = e2e::read_json(dir / "out" / "experiments" / "probe" / "chrome_trace.json");
+  CHECK(chrome.at("deviceProperties").at(0).at("name") == "NVIDIA H200");
+  int kernels = 0, flow_starts = 0, flow_ends = 0;
+  bool launch_ex = false;
+  for (const auto& ev : chrome.at("traceEvents")) {
+    if (ev.value("cat", "") == "kernel") {
+      ++kernels;
+      const auto& args = ev.at("args");
+      for (const char* key : {"registers per thread", "shared memory", "grid", "block", "theoretical occupancy %", "blocks per SM",
+                              "launched by", "correlation"})
+        CHECK(args.contains(key));
+      if (ev.at("name").get<std::string>().starts_with("probe_launch_ex"))
+        launch_ex = args.at("launched by") == "cuLaunchKernelEx" && args.at("cluster").at(0) == 2;
+    }
+    if (ev.value("cat", "") == "ac2g") (ev.at("ph") == "s" ? flow_starts : flow_ends) += 1;
+  }
+  CHECK(kernels == 15);  // 5 kernels in each of 3 traced iterations
+  CHECK(launch_ex);
+  CHECK(flow_starts == flow_ends);
+  CHECK(flow_starts >= kernels);  // every kernel, copy and memset has its arrow from the launching call
+}

@@ -1,0 +1,128 @@
+// The expectation language: what parses, what is refused and where, and how guesses are judged.
+// Measurements here carry timings and facts only; verdicts on traces are tested on recorded GPU
+// data (trace_test.cpp, tests/e2e/recorded_test.cpp).
+#include <doctest/doctest.h>
+
+#include "expect/check.hpp"
+
+using namespace expr;
+
+namespace {
+
+const std::vector<std::string> experiments{"self", "other"};
+
+// The offset and message of the error `text` raises.
+std::pair<std::size_t, std::string> error_of(const std::string& text) {
+  try {
+    expect::compile(text, experiments);
+  } catch (const expect::SyntaxError& e) {
+    return {e.offset(), e.what()};
+  }
+  FAIL("no error for: ", text);
+  return {};
+}
+
+runner::Measurement timed(const std::string& name, double gpu_ns, double host_ns) {
+  runner::Measurement m;
+  m.experiment = name;
+  m.plugin = "test";
+  m.status = runner::Status::ok;
+  m.device = Device::cuda;
+  m.device_time = runner::Stats{100, 100, gpu_ns, gpu_ns, gpu_ns, gpu_ns, 0.01, 1, true};
+  m.host = runner::Stats{100, 100, host_ns, host_ns, host_ns, host_ns, 0.01, 1, true};
+  m.facts = {{"backend", "flash"}, {"blocks", "2"}};
+  return m;
+}
+
+expect::Judgement judge(const std::string& text, const runner::Measurement& self, const runner::Measurement* other = nullptr) {
+  return expect::judge(expect::compile(text, experiments), self,
+                       [&](const std::string& name) { return name == "other" ? other : nullptr; });
+}
+
+}  // namespace
+
+TEST_CASE("parse errors point at the offending character") {
+  CHECK(error_of("kernels = 5") == std::pair<std::size_t, std::string>{8, "'=' is not a comparison; write '=='"});
+  CHECK(error_of("kernels == ").first == 11);
+  CHECK(error_of("kernels(\"x\" == 1").second.find("expected ',' or ')'") != std::string::npos);
+  CHECK(error_of("kernels == 5 5").second == "unexpected '5' after the expectation");
+  CHECK(error_of("kernels ~ 20").second.find("`~` needs a tolerance") == 0);
+  CHECK(error_of("kernels == 5 ± 1").second.find("a tolerance only goes with `~`") == 0);
+  CHECK(error_of("gpu_time < 5 parsecs") ==
+        std::pair<std::size_t, std::string>{13, "unknown unit 'parsecs'; units are ns, us, µs, ms, s, B, KB, MB, GB, KiB, MiB, GiB and %"});
+  CHECK(error_of("fact(\"x) == 1").second.find("string not closed") == 0);
+}
+
+TEST_CASE("names are checked against the metrics and the series' experiments, with suggestions") {
+  CHECK(error_of("kernals == 5").second == "unknown metric 'kernals'; did you mean 'kernels'?");
+  CHECK(error_of("kernel.ocupancy > 10%") == std::pair<std::size_t, std::string>{7, "kernel has no figure 'ocupancy'; did you mean 'occupancy'?"});
+  CHECK(error_of("kernel > 1").second.find("kernel picks one kernel; add the figure you want") == 0);
+  CHECK(error_of("gpu_time < othr.gpu_time").second.find("did you mean 'other'?") != std::string::npos);
+  CHECK(error_of("copies(kind=DtD) == 0").second.find("did you mean 'DtoD'?") != std::string::npos);
+  CHECK(error_of("kernels(nam=\"x\") == 0").second.find("kernels has no argument 'nam'; did you mean 'name'?") == 0);
+  CHECK(error_of("kernels(\"(\") == 0").second.find("is not a valid regex") != std::string::npos);
+  CHECK(error_of("fact == 1").second.find("fact needs its key argument") == 0);
+}
+
+TEST_CASE("both sides must be the same kind of value, and units say which") {
+  CHECK(error_of("gpu_time < 2").second.find("the observed value is a duration but the guess is a plain number") == 0);
+  CHECK(error_of("copy_bytes == 5ms").second.find("a size in bytes but the guess is a duration") != std::string::npos);
+  CHECK(error_of("kernel.name > \"x\"").second == "text compares only with ==, != or ~ (regex search)");
+  CHECK(error_of("kernels ~ 20 ± 10%").second.find("for a relative tolerance write `within N%`") != std::string::npos);
+  CHECK_NOTHROW(expect::compile("gpu_time / other.gpu_time ~ 3.7 within 20%", experiments));
+  CHECK_NOTHROW(expect::compile("gpu_time < 2 * other.gpu_time - 1us", experiments));
+  CHECK_NOTHROW(expect::compile("kernel.occupancy ~ 13% ± 1%", experiments));
+  CHECK_NOTHROW(expect::compile("copies(DtoD) == 0", experiments));
+}
+
+TEST_CASE("comparisons and tolerances judge as written") {
+  const auto self = timed("self", 1'000'000, 20'000);  // 1 ms on the device, 20 µs on the host
+  CHECK(judge("gpu_time < 1.5ms", self).verdict == expect::Verdict::confirmed);
+  CHECK(judge("gpu_time > 1.5ms", self).verdict == expect::Verdict::contradicted);
+  CHECK(judge("gpu_time ~ 1.1ms within 10%", self).verdict == expect::Verdict::confirmed);
+  CHECK(judge("gpu_time ~ 1.2ms within 10%", self).verdict == expect::Verdict::contradicted);
+  CHECK(judge("gpu_time ~ 1.05ms ± 50us", self).verdict == expect::Verdict::confirmed);
+  CHECK(judge("gpu_time ~ 1.06ms ± 50us", self).verdict == expect::Verdict::contradicted);
+  CHECK(judge("host_time == 20us", self).verdict == expect::Verdict::confirmed);
+  CHECK(judge("gpu_time / host_time == 50", self).verdict == expect::Verdict::confirmed);
+  CHECK(judge("fact(\"blocks\") == 2", self).verdict == expect::Verdict::confirmed);
+  CHECK(judge("fact(\"backend\") == \"flash\"", self).verdict == expect::Verdict::confirmed);
+  CHECK(judge("fact(\"backend\") ~ \"^fl\"", self).verdict == expect::Verdict::confirmed);
+  CHECK(judge("fact(\"backend\") != \"cudnn\"", self).verdict == expect::Verdict::confirmed);
+}
+
+TEST_CASE("a judgement shows the observed and the guessed value, evaluated") {
+  const auto self = timed("self", 2'000'000, 20'000);
+  const auto other = timed("other", 500'000, 20'000);
+  const auto j = judge("gpu_time < 3 * other.gpu_time", self, &other);
+  CHECK(j.verdict == expect::Verdict::contradicted);
+  CHECK(j.observed == "2 ms");
+  CHECK(j.guessed == "< 1.5 ms (3 * other.gpu_time)");
+  CHECK(j.evidence.find("other.gpu_time = 500 µs") != std::string::npos);
+}
+
+TEST_CASE("what cannot be judged says why") {
+  auto cpu = timed("self", 0, 20'000);
+  cpu.device = Device::cpu;
+  cpu.device_time.reset();
+  auto j = judge("gpu_time < 1ms", cpu);
+  CHECK(j.verdict == expect::Verdict::not_evaluable);
+  CHECK(j.reason == "gpu_time needs CUDA-event timing, and the experiment ran on the cpu");
+
+  j = judge("kernels == 1", cpu);
+  CHECK(j.verdict == expect::Verdict::not_evaluable);
+  CHECK(j.reason == "kernels needs a trace, and none was recorded");
+
+  auto failed = timed("other", 1, 1);
+  failed.status = runner::Status::crashed;
+  failed.reason = "the worker was killed by SIGSEGV";
+  j = judge("host_time < other.host_time", timed("self", 1, 1), &failed);
+  CHECK(j.verdict == expect::Verdict::not_evaluable);
+  CHECK(j.reason == "other: experiment crashed: the worker was killed by SIGSEGV");
+
+  j = judge("fact(\"missing\") == 1", cpu);
+  CHECK(j.reason == "plugin test reported no fact 'missing'");
+  j = judge("fact(\"backend\") + 1 > 0", cpu);
+  CHECK(j.verdict == expect::Verdict::not_evaluable);
+  CHECK(j.reason.find("is text (\"flash\"), not a number") != std::string::npos);
+}

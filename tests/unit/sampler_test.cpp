@@ -1,0 +1,43 @@
+// When timing stops, and what it reports.
+#include <doctest/doctest.h>
+
+#include "runner/sampler.hpp"
+
+using expr::runner::Sampler;
+
+namespace {
+expr::series::Iterations criteria(int min_samples, double max_noise) { return {0, 0, min_samples, 0.0, 10.0, max_noise}; }
+}  // namespace
+
+TEST_CASE("sampling stops once the median is pinned down, not before min_samples") {
+  Sampler s(criteria(10, 0.01));
+  for (int i = 0; i < 9; ++i) {
+    s.add(1000.0 + i % 3);
+    CHECK_FALSE(s.done(0.0));
+  }
+  s.add(1000.0);
+  CHECK(s.done(0.0));
+  const auto stats = s.stats(0.0);
+  CHECK(stats.converged);
+  CHECK(stats.median == doctest::Approx(1001.0));
+  CHECK(stats.min == 1000.0);
+  CHECK(stats.max == 1002.0);
+}
+
+TEST_CASE("a heavy tail does not keep sampling from settling, and does not move the median") {
+  Sampler s(criteria(20, 0.01));
+  for (int i = 0; i < 200 && !s.done(0.0); ++i) s.add(i % 10 == 0 ? 50'000.0 : 1000.0 + i % 7);  // every tenth call preempted
+  CHECK(s.done(0.0));
+  const auto stats = s.stats(0.0);
+  CHECK(stats.converged);
+  CHECK(stats.median < 1010.0);
+  CHECK(stats.max == 50'000.0);
+}
+
+TEST_CASE("the time budget ends sampling that does not settle, and says so") {
+  Sampler s(criteria(5, 0.001));
+  for (int i = 0; i < 50; ++i) s.add(i % 2 ? 1000.0 : 3000.0);
+  CHECK_FALSE(s.done(1.0));
+  CHECK(s.done(10.0));
+  CHECK_FALSE(s.stats(10.0).converged);
+}

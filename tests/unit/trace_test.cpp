@@ -1,0 +1,108 @@
+// The trace model on recorded H200 traces: linking, the native file, occupancy of real kernels.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+
+#include "analysis/metrics.hpp"
+#include "analysis/occupancy.hpp"
+#include "cupti/collector.hpp"
+#include "device/cuda.hpp"
+#include "trace/trace_file.hpp"
+
+using namespace expr;
+namespace fs = std::filesystem;
+
+namespace {
+const fs::path data = fs::path(EXPR_SOURCE_DIR) / "tests" / "data";
+trace::Trace recorded(const std::string& run, const std::string& experiment) {
+  return trace::load(data / run / "experiments" / experiment / "expr_trace.json");
+}
+const trace::Kernel& kernel_named(const trace::Trace& t, std::string_view part) {
+  for (const auto& k : t.kernels)
+    if (t.strings[k.name].find(part) != std::string::npos) return k;
+  FAIL("no kernel named ", part);
+  return t.kernels.front();
+}
+}  // namespace
+
+TEST_CASE("every recorded kernel, copy and memset is linked to its launching call and an iteration") {
+  for (const auto* experiment : {"naive", "sdpa_math", "sdpa_cudnn"}) {
+    const auto t = recorded("series3-h200", experiment);
+    CHECK(t.collection.device_traced);
+    CHECK(t.collection.dropped_records == 0);
+    CHECK(t.collection.unattributed == 0);
+    REQUIRE(t.iterations.size() == 3);
+    for (const auto& k : t.kernels) {
+      REQUIRE(k.api_call != trace::none);
+      const auto& call = t.api_calls[static_cast<std::size_t>(k.api_call)];
+      CHECK(call.correlation == k.correlation);
+      CHECK(call.start <= k.start);  // launched before it ran, on the shared clock
+      CHECK(call.range != trace::none);
+    }
+  }
+}
+
+TEST_CASE("API calls land in the innermost host range of their thread") {
+  const auto t = recorded("series3-h200", "naive");
+  const auto& copy = t.copies.front();
+  const auto& call = t.api_calls[static_cast<std::size_t>(copy.api_call)];
+  // The Memcpy of out-of-place masked_fill: aten::copy_ inside aten::clone inside aten::masked_fill.
+  std::vector<std::string> chain;
+  for (auto r = call.range; r != trace::none; r = t.ranges[static_cast<std::size_t>(r)].parent)
+    chain.push_back(t.strings[t.ranges[static_cast<std::size_t>(r)].name]);
+  REQUIRE(chain.size() >= 4);
+  CHECK(chain[0] == "aten::copy_");
+  CHECK(std::find(chain.begin(), chain.end(), "aten::clone") != chain.end());
+  CHECK(std::find(chain.begin(), chain.end(), "aten::masked_fill") != chain.end());
+  CHECK(chain.back().starts_with("ProfilerStep#"));
+}
+
+TEST_CASE("the native trace file round-trips") {
+  const auto t = recorded("series3-h200", "sdpa_flash");
+  const auto file = fs::temp_directory_path() / "expr_trace_roundtrip.json";
+  trace::save(t, file);
+  const auto again = trace::load(file);
+  fs::remove(file);
+  CHECK(again.record_count() == t.record_count());
+  CHECK(again.strings.all() == t.strings.all());
+  REQUIRE(again.kernels.size() == t.kernels.size());
+  for (std::size_t i = 0; i < t.kernels.size(); ++i) {
+    CHECK(again.kernels[i].start == t.kernels[i].start);
+    CHECK(again.kernels[i].footprint.registers_per_thread == t.kernels[i].footprint.registers_per_thread);
+    CHECK(again.kernels[i].footprint.grid == t.kernels[i].footprint.grid);
+    CHECK(again.kernels[i].api_call == t.kernels[i].api_call);
+  }
+  CHECK(again.devices.at(0).multiprocessors == 132);
+}
+
+TEST_CASE("occupancy of the recorded attention kernels") {
+  const auto flash = recorded("series3-h200", "sdpa_flash");
+  const auto& f = kernel_named(flash, "flash_fwd_kernel");
+  const auto occ = analysis::theoretical_occupancy(f.footprint, flash.devices.at(0));
+  CHECK(f.footprint.block.volume() == 128);
+  CHECK(f.footprint.registers_per_thread == 255);
+  CHECK(occ.blocks_per_sm == 2);
+  CHECK(occ.fraction == doctest::Approx(0.125));
+  CHECK(occ.limiter == analysis::Limiter::registers);
+
+  const auto cudnn = recorded("series3-h200", "sdpa_cudnn");
+  const auto& c = kernel_named(cudnn, "cudnn_generated");
+  const auto occ_c = analysis::theoretical_occupancy(c.footprint, cudnn.devices.at(0));
+  CHECK(c.footprint.block.volume() == 384);
+  CHECK(occ_c.warps_per_sm == 12);
+  CHECK(occ_c.fraction == doctest::Approx(0.1875));
+}
+
+TEST_CASE("without a CUDA device the collector says so and the run can go on") {
+  trace::Trace t;
+  cupti::Collector collector(t);
+  if (cuda::probe().devices == 0) {
+    CHECK_FALSE(collector.start());
+    CHECK_FALSE(t.collection.device_traced);
+    CHECK(t.collection.device_unavailable.starts_with("no CUDA"));
+  } else {
+    REQUIRE(collector.start());
+    collector.stop();
+    CHECK(t.collection.device_traced);
+  }
+}
