@@ -244,7 +244,7 @@ std::string launch_apis(const trace::Trace& t, const std::vector<const Span*>& s
 }
 
 template <class Span, class Keep>
-std::vector<const Span*> heaviest_group(const trace::Trace& t, const std::vector<Span>& spans, Keep keep) {
+std::vector<const Span*> heaviest_group(const std::vector<Span>& spans, Keep keep) {
   std::map<trace::StringId, std::pair<trace::Ns, std::vector<const Span*>>> groups;
   for (const auto& s : spans)
     if (s.iteration != trace::none && keep(s)) {
@@ -255,7 +255,6 @@ std::vector<const Span*> heaviest_group(const trace::Trace& t, const std::vector
   const std::pair<trace::Ns, std::vector<const Span*>>* best = nullptr;
   for (const auto& [name, g] : groups)
     if (!best || g.first > best->first) best = &g;
-  (void)t;
   return best ? best->second : std::vector<const Span*>{};
 }
 
@@ -274,7 +273,7 @@ Outcome kernel(const Measurement& m, const MetricCall& call) {
   if (auto u = missing_trace(m, call.metric, Needs::device_trace)) return *u;
   const auto& t = *m.trace;
   const auto filter = span_filter(t, call);
-  const auto group = heaviest_group(t, t.kernels, [&](const auto& k) { return filter.keeps(k); });
+  const auto group = heaviest_group(t.kernels, [&](const auto& k) { return filter.keeps(k); });
   if (group.empty()) {
     // The guess assumed such a kernel runs; the trace says none does. That is a finding, with the
     // kernels that did run as evidence.
@@ -334,7 +333,7 @@ Outcome kernel(const Measurement& m, const MetricCall& call) {
 Outcome copy(const Measurement& m, const MetricCall& call) {
   if (auto u = missing_trace(m, call.metric, Needs::device_trace)) return *u;
   const auto& t = *m.trace;
-  const auto group = heaviest_group(t, t.copies, copy_keep(t, call));
+  const auto group = heaviest_group(t.copies, copy_keep(t, call));
   if (group.empty())
     return Observation{std::string("no such copy"),
                        fmt::format("no copy matches {}; copies per iteration: {}", filter_text(call),

@@ -45,10 +45,6 @@ std::string guesses_cell(const ExperimentResult& e) {
   return fmt::format("{}✓ {}✗ {}?", ok, bad, unknown);
 }
 
-std::string status_cell(const runner::Measurement& m) {
-  return std::string(runner::to_string(m.status));
-}
-
 std::string where(const ExpectationResult& x) {
   if (x.source == "plugin") return "plugin guess";
   return x.pos.line > 0 ? x.pos.str() : "series";
@@ -69,7 +65,7 @@ Table comparison_table(const RunResult& run) {
   for (const auto& e : run.experiments) {
     const auto& m = e.measurement;
     const bool ran = m.status == runner::Status::ok;
-    t.rows.push_back({m.experiment, ran ? (m.device == Device::cuda ? "cuda" : "cpu") : "—", status_cell(m),
+    t.rows.push_back({m.experiment, ran ? (m.device == Device::cuda ? "cuda" : "cpu") : "—", std::string(runner::to_string(m.status)),
                       cell(m, {"gpu_time", {}, ""}), cell(m, {"host_time", {}, ""}), cell(m, {"first_call", {}, ""}),
                       cell(m, {"kernels", {}, ""}), cell(m, {"copies", {}, ""}), cell(m, {"memsets", {}, ""}),
                       clip(analysis::short_kernel_name(cell(m, {"kernel", {}, "name"})), 40), cell(m, {"kernel", {}, "occupancy"}),

@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cmath>
 
 #include "cupti/collector.hpp"
 #include "device/cuda.hpp"
@@ -12,7 +11,6 @@
 #include "runner/sampler.hpp"
 #include "trace/clock.hpp"
 #include "trace/trace_file.hpp"
-#include "util/units.hpp"
 
 namespace expr::runner {
 
