@@ -6,6 +6,7 @@
 #include <cmath>
 #include <map>
 #include <numeric>
+#include <type_traits>
 
 #include "analysis/occupancy.hpp"
 #include "analysis/queries.hpp"
@@ -63,21 +64,24 @@ std::string spread(const std::vector<double>& per_iteration, const std::function
   return s;
 }
 
-// The names behind a count, most frequent first: "2× at::native::gemm, 1× softmax".
+// The names behind a count, most frequent first: "2× at::native::gemm, 1× softmax". Works for any
+// record with a name and an iteration; kernel names are shortened.
 template <class Span, class Keep>
 std::string breakdown(const trace::Trace& t, const std::vector<Span>& spans, Keep keep) {
-  std::map<trace::StringId, std::size_t> by_name;
+  std::map<trace::StringId, std::size_t> by_id;
   for (const auto& s : spans)
-    if (s.iteration != trace::none && keep(s)) ++by_name[s.name];
-  std::vector<std::pair<std::size_t, trace::StringId>> order;
-  for (auto [name, n] : by_name) order.emplace_back(n, name);
-  std::sort(order.begin(), order.end(), [](auto& a, auto& b) { return a.first > b.first; });
+    if (s.iteration != trace::none && keep(s)) ++by_id[s.name];
+  // Kernels that differ only in template arguments read alike once shortened: count them together.
+  std::map<std::string, std::size_t> by_name;
+  for (auto [id, n] : by_id) by_name[std::is_same_v<Span, trace::Kernel> ? short_kernel_name(t.strings[id]) : t.strings[id]] += n;
+  std::vector<std::pair<std::size_t, const std::string*>> order;
+  for (const auto& [name, n] : by_name) order.emplace_back(n, &name);
+  std::stable_sort(order.begin(), order.end(), [](auto& a, auto& b) { return a.first > b.first; });
   const double iterations = static_cast<double>(t.iterations.size());
   std::string s;
   constexpr std::size_t shown = 8;
   for (std::size_t i = 0; i < order.size() && i < shown; ++i)
-    s += fmt::format("{}{}× {}", i ? ", " : "", util::format_number(static_cast<double>(order[i].first) / iterations),
-                     short_kernel_name(t.strings[order[i].second]));
+    s += fmt::format("{}{}× {}", i ? ", " : "", util::format_number(static_cast<double>(order[i].first) / iterations), *order[i].second);
   if (order.size() > shown) s += fmt::format(", and {} more", order.size() - shown);
   return s;
 }
@@ -93,15 +97,16 @@ SpanFilter span_filter(const trace::Trace& t, const MetricCall& call) {
 
 // ---- Counts per iteration ---------------------------------------------------------------------
 
-template <class Span, class Keep, class Weight>
-Observation per_iteration_figure(const trace::Trace& t, const std::vector<Span>& spans, Keep keep, Weight weight,
-                                 Quantity (*as)(double)) {
-  const auto sums = per_iteration(t, spans, keep, weight);
+// A per-iteration sum over the records `keep` accepts, with the names behind it as evidence.
+template <class Record, class Keep, class Weight>
+Observation per_iteration_figure(const trace::Trace& t, const std::vector<Record>& records, Keep keep, Weight weight,
+                                 Quantity (*as)(double), std::vector<std::string> caveats) {
+  const auto sums = per_iteration(t, records, keep, weight);
   const auto show = [as](double v) { return format(as(v)); };
   std::string evidence = spread(sums, show);
-  const auto names = breakdown(t, spans, keep);
+  const auto names = breakdown(t, records, keep);
   if (!names.empty()) evidence += " (" + names + " per iteration)";
-  return {as(mean(sums)), evidence, device_caveats(t)};
+  return {as(mean(sums)), evidence, std::move(caveats)};
 }
 
 Outcome kernels(const Measurement& m, const MetricCall& call) {
@@ -109,7 +114,7 @@ Outcome kernels(const Measurement& m, const MetricCall& call) {
   const auto& t = *m.trace;
   const auto filter = span_filter(t, call);
   return per_iteration_figure(t, t.kernels, [&](const auto& k) { return filter.keeps(k); },
-                              [](const auto&) { return 1.0; }, count);
+                              [](const auto&) { return 1.0; }, count, device_caveats(t));
 }
 
 auto copy_keep(const trace::Trace& t, const MetricCall& call) {
@@ -123,14 +128,14 @@ auto copy_keep(const trace::Trace& t, const MetricCall& call) {
 Outcome copies(const Measurement& m, const MetricCall& call) {
   if (auto u = missing_trace(m, call.metric, Needs::device_trace)) return *u;
   const auto& t = *m.trace;
-  return per_iteration_figure(t, t.copies, copy_keep(t, call), [](const auto&) { return 1.0; }, count);
+  return per_iteration_figure(t, t.copies, copy_keep(t, call), [](const auto&) { return 1.0; }, count, device_caveats(t));
 }
 
 Outcome copy_bytes(const Measurement& m, const MetricCall& call) {
   if (auto u = missing_trace(m, call.metric, Needs::device_trace)) return *u;
   const auto& t = *m.trace;
   return per_iteration_figure(t, t.copies, copy_keep(t, call),
-                              [](const trace::Copy& c) { return static_cast<double>(c.bytes); }, bytes);
+                              [](const trace::Copy& c) { return static_cast<double>(c.bytes); }, bytes, device_caveats(t));
 }
 
 Outcome memsets(const Measurement& m, const MetricCall& call) {
@@ -138,7 +143,7 @@ Outcome memsets(const Measurement& m, const MetricCall& call) {
   const auto& t = *m.trace;
   const auto filter = span_filter(t, call);
   return per_iteration_figure(t, t.memsets, [&](const auto& s) { return filter.keeps(s); },
-                              [](const auto&) { return 1.0; }, count);
+                              [](const auto&) { return 1.0; }, count, device_caveats(t));
 }
 
 Outcome memset_bytes(const Measurement& m, const MetricCall& call) {
@@ -146,7 +151,7 @@ Outcome memset_bytes(const Measurement& m, const MetricCall& call) {
   const auto& t = *m.trace;
   const auto filter = span_filter(t, call);
   return per_iteration_figure(t, t.memsets, [&](const auto& s) { return filter.keeps(s); },
-                              [](const trace::Memset& s) { return static_cast<double>(s.bytes); }, bytes);
+                              [](const trace::Memset& s) { return static_cast<double>(s.bytes); }, bytes, device_caveats(t));
 }
 
 // Everything the device ran, as the PyTorch profiler counts "GPU activities": kernels, copies
@@ -173,7 +178,7 @@ Outcome kernel_time(const Measurement& m, const MetricCall& call) {
   const auto& t = *m.trace;
   const auto filter = span_filter(t, call);
   return per_iteration_figure(t, t.kernels, [&](const auto& k) { return filter.keeps(k); },
-                              [](const auto& k) { return static_cast<double>(k.duration()); }, time_ns);
+                              [](const auto& k) { return static_cast<double>(k.duration()); }, time_ns, device_caveats(t));
 }
 
 Outcome busy_time(const Measurement& m, const MetricCall& call) {
@@ -184,48 +189,31 @@ Outcome busy_time(const Measurement& m, const MetricCall& call) {
                      device_caveats(*m.trace)};
 }
 
-// Host-side records: API calls and framework ops, counted per iteration by name.
+// Host-side records: API calls, framework ops and plugin ranges, counted per iteration by name.
 template <class Record>
 Observation host_count(const trace::Trace& t, const std::vector<Record>& records, const std::optional<std::string>& pattern,
-                       bool (*eligible)(const Record&)) {
-  SpanFilter names(t, {pattern, {}, {}});
-  std::vector<double> sums(t.iterations.size(), 0.0);
-  std::map<trace::StringId, std::size_t> by_name;
-  for (const auto& r : records) {
-    if (r.iteration == trace::none || !eligible(r) || !names.name_matches(r.name)) continue;
-    sums[static_cast<std::size_t>(r.iteration)] += 1;
-    ++by_name[r.name];
-  }
-  std::string evidence = spread(sums, [](double v) { return util::format_number(v); });
-  std::vector<std::pair<std::size_t, trace::StringId>> order;
-  for (auto [name, n] : by_name) order.emplace_back(n, name);
-  std::sort(order.begin(), order.end(), [](auto& a, auto& b) { return a.first > b.first; });
-  std::string names_text;
-  for (std::size_t i = 0; i < order.size() && i < 8; ++i)
-    names_text += fmt::format("{}{}× {}", i ? ", " : "",
-                              util::format_number(static_cast<double>(order[i].first) / static_cast<double>(t.iterations.size())),
-                              t.strings[order[i].second]);
-  if (!names_text.empty()) evidence += " (" + names_text + (order.size() > 8 ? ", ..." : "") + " per iteration)";
-  return {count(mean(sums)), evidence, {}};
+                       bool (*eligible)(const Record&), std::vector<std::string> caveats) {
+  const SpanFilter names(t, {pattern, {}, {}});
+  return per_iteration_figure(t, records, [&](const Record& r) { return eligible(r) && names.name_matches(r.name); },
+                              [](const Record&) { return 1.0; }, count, std::move(caveats));
 }
 
 Outcome api_calls(const Measurement& m, const MetricCall& call) {
   if (auto u = missing_trace(m, call.metric, Needs::device_trace)) return *u;
-  auto o = host_count<trace::ApiCall>(*m.trace, m.trace->api_calls, arg(call, "name"), [](const trace::ApiCall&) { return true; });
-  o.caveats = device_caveats(*m.trace);
-  return o;
+  return host_count<trace::ApiCall>(*m.trace, m.trace->api_calls, arg(call, "name"), [](const trace::ApiCall&) { return true; },
+                                    device_caveats(*m.trace));
 }
 
 Outcome ops(const Measurement& m, const MetricCall& call) {
   if (auto u = missing_trace(m, call.metric, Needs::op_trace)) return *u;
   return host_count<trace::HostRange>(*m.trace, m.trace->ranges, arg(call, "name"),
-                                      [](const trace::HostRange& r) { return r.kind == trace::RangeKind::op; });
+                                      [](const trace::HostRange& r) { return r.kind == trace::RangeKind::op; }, {});
 }
 
 Outcome ranges(const Measurement& m, const MetricCall& call) {
   if (auto u = missing_trace(m, call.metric, std::nullopt)) return *u;
   return host_count<trace::HostRange>(*m.trace, m.trace->ranges, arg(call, "name"),
-                                      [](const trace::HostRange& r) { return r.kind == trace::RangeKind::plugin; });
+                                      [](const trace::HostRange& r) { return r.kind == trace::RangeKind::plugin; }, {});
 }
 
 // ---- Selectors: one kernel or copy, and a figure of it ------------------------------------------
