@@ -70,10 +70,10 @@ int main(int argc, char** argv) {
   const auto per_copy = recorded.record_count();
   repeat(recorded, wanted / per_copy);
   trace::link(recorded);
-  runner::Measurement m;
+  outcome::Measurement m;
   m.experiment = "big";
-  m.status = runner::Status::ok;
-  m.trace = std::make_shared<trace::Trace>(std::move(recorded));
+  m.status = outcome::Status::ok;
+  m.trace = outcome::TraceSource(std::make_shared<const trace::Trace>(std::move(recorded)));
   const auto& t = *m.trace;
   fmt::print("trace: {} records ({} kernels, {} copies, {} API calls, {} host ranges) in {} iterations\n", t.record_count(),
              t.kernels.size(), t.copies.size(), t.api_calls.size(), t.ranges.size(), t.iterations.size());
@@ -83,7 +83,7 @@ int main(int argc, char** argv) {
       "ops(\"^aten::tril$\") == 1", "kernel.occupancy > 10%",         "kernel(\"gemm\").duration < 1ms",
       "busy_time < 10ms",         "api_calls(\"Launch\") > 0",      "kernels(op=\"^aten::matmul$\") >= 1",
       "kernel_time > 1us",        "kernels(api=\"^cudaLaunchKernel$\") == kernels"};
-  const auto find = [](const std::string&) -> const runner::Measurement* { return nullptr; };
+  const auto find = [](const std::string&) -> const outcome::Measurement* { return nullptr; };
   auto start = std::chrono::steady_clock::now();
   std::size_t confirmed = 0;
   for (const auto& c : checks)
@@ -92,7 +92,7 @@ int main(int argc, char** argv) {
 
   start = std::chrono::steady_clock::now();
   fmt::memory_buffer json;
-  report::render_chrome_trace(t, "bench", json);
+  report::render_chrome_trace(t, analysis::kernel_occupancies(t), "bench", json);
   const double export_s = seconds_since(start);
 
   const double records = static_cast<double>(t.record_count());

@@ -58,7 +58,7 @@ int main(int argc, char** argv) {
   // The bare loops: the plugin's run() and nothing else.
   trace::Trace unused;
   trace::HostRecorder recorder(unused);
-  runner::Measurement sink;
+  outcome::Measurement sink;
   runner::WorkerContext ctx(device, 0, recorder, sink, [](LogLevel, std::string_view) {});
   auto p = plan.plugin->create();
   p->setup(ctx, plan.params);
@@ -86,12 +86,12 @@ int main(int argc, char** argv) {
   p.reset();
 
   // The runner's loops on the same plugin, in this process.
-  const auto m = runner::run_experiment(plan, device, "/dev/null", {});
-  if (m.status != runner::Status::ok) {
+  const auto m = runner::run_experiment(plan, {device, 0}, "/dev/null", {});
+  if (m.status != outcome::Status::ok) {
     fmt::print(stderr, "the runner failed: {}\n", m.reason);
     return 1;
   }
-  const double runner_host_loop = m.host->seconds * 1e9 / static_cast<double>(m.host->samples);
+  const double runner_host_loop = m.host->seconds * 1e9 / static_cast<double>(m.host->count);
   fmt::print("plugin {} on {}, {} iterations a loop\n", plugin, cuda ? "cuda" : "cpu", iterations);
   fmt::print("host loop, wall per iteration:  bare {:.3f} µs   runner {:.3f} µs   runner overhead {:+.3f} µs\n",
              bare_host_loop / 1e3, runner_host_loop / 1e3, (runner_host_loop - bare_host_loop) / 1e3);

@@ -33,7 +33,7 @@ int main(int argc, char** argv) {
   const auto lib = catalog.find("add_loop");
   trace::Trace trace;
   trace::HostRecorder recorder(trace);
-  runner::Measurement sink;
+  outcome::Measurement sink;
   runner::WorkerContext ctx(Device::cuda, 0, recorder, sink, [](LogLevel, std::string_view) {});
   auto plugin = lib->create();
   plugin->setup(ctx, Params({{"launches", launches}}));

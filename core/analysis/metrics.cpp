@@ -14,7 +14,7 @@
 
 namespace expr::analysis {
 
-using runner::Measurement;
+using outcome::Measurement;
 
 namespace {
 
@@ -22,10 +22,10 @@ namespace {
 
 enum class Needs { device_trace, op_trace };
 
-std::optional<Unavailable> missing_trace(const Measurement& m, std::string_view metric, std::optional<Needs> needs) {
+std::optional<Unavailable> missing_trace(const outcome::Measurement& m, std::string_view metric, std::optional<Needs> needs) {
   if (!m.trace) {
-    if (m.status != runner::Status::ok)
-      return Unavailable{fmt::format("experiment {} {}", runner::to_string(m.status), m.reason)};
+    if (m.status != outcome::Status::ok)
+      return Unavailable{fmt::format("experiment {} {}", outcome::to_string(m.status), m.reason)};
     return Unavailable{fmt::format("{} needs a trace, and none was recorded", metric)};
   }
   const auto& t = *m.trace;
@@ -109,7 +109,7 @@ Observation per_iteration_figure(const trace::Trace& t, const std::vector<Record
   return {as(mean(sums)), evidence, std::move(caveats)};
 }
 
-Outcome kernels(const Measurement& m, const MetricCall& call) {
+Outcome kernels(const outcome::Measurement& m, const MetricCall& call) {
   if (auto u = missing_trace(m, call.metric, Needs::device_trace)) return *u;
   const auto& t = *m.trace;
   const auto filter = span_filter(t, call);
@@ -125,20 +125,20 @@ auto copy_keep(const trace::Trace& t, const MetricCall& call) {
   };
 }
 
-Outcome copies(const Measurement& m, const MetricCall& call) {
+Outcome copies(const outcome::Measurement& m, const MetricCall& call) {
   if (auto u = missing_trace(m, call.metric, Needs::device_trace)) return *u;
   const auto& t = *m.trace;
   return per_iteration_figure(t, t.copies, copy_keep(t, call), [](const auto&) { return 1.0; }, count, device_caveats(t));
 }
 
-Outcome copy_bytes(const Measurement& m, const MetricCall& call) {
+Outcome copy_bytes(const outcome::Measurement& m, const MetricCall& call) {
   if (auto u = missing_trace(m, call.metric, Needs::device_trace)) return *u;
   const auto& t = *m.trace;
   return per_iteration_figure(t, t.copies, copy_keep(t, call),
                               [](const trace::Copy& c) { return static_cast<double>(c.bytes); }, bytes, device_caveats(t));
 }
 
-Outcome memsets(const Measurement& m, const MetricCall& call) {
+Outcome memsets(const outcome::Measurement& m, const MetricCall& call) {
   if (auto u = missing_trace(m, call.metric, Needs::device_trace)) return *u;
   const auto& t = *m.trace;
   const auto filter = span_filter(t, call);
@@ -146,7 +146,7 @@ Outcome memsets(const Measurement& m, const MetricCall& call) {
                               [](const auto&) { return 1.0; }, count, device_caveats(t));
 }
 
-Outcome memset_bytes(const Measurement& m, const MetricCall& call) {
+Outcome memset_bytes(const outcome::Measurement& m, const MetricCall& call) {
   if (auto u = missing_trace(m, call.metric, Needs::device_trace)) return *u;
   const auto& t = *m.trace;
   const auto filter = span_filter(t, call);
@@ -156,7 +156,7 @@ Outcome memset_bytes(const Measurement& m, const MetricCall& call) {
 
 // Everything the device ran, as the PyTorch profiler counts "GPU activities": kernels, copies
 // and memsets.
-Outcome activities(const Measurement& m, const MetricCall& call) {
+Outcome activities(const outcome::Measurement& m, const MetricCall& call) {
   if (auto u = missing_trace(m, call.metric, Needs::device_trace)) return *u;
   const auto& t = *m.trace;
   const auto filter = span_filter(t, call);
@@ -173,7 +173,7 @@ Outcome activities(const Measurement& m, const MetricCall& call) {
                      device_caveats(t)};
 }
 
-Outcome kernel_time(const Measurement& m, const MetricCall& call) {
+Outcome kernel_time(const outcome::Measurement& m, const MetricCall& call) {
   if (auto u = missing_trace(m, call.metric, Needs::device_trace)) return *u;
   const auto& t = *m.trace;
   const auto filter = span_filter(t, call);
@@ -181,7 +181,7 @@ Outcome kernel_time(const Measurement& m, const MetricCall& call) {
                               [](const auto& k) { return static_cast<double>(k.duration()); }, time_ns, device_caveats(t));
 }
 
-Outcome busy_time(const Measurement& m, const MetricCall& call) {
+Outcome busy_time(const outcome::Measurement& m, const MetricCall& call) {
   if (auto u = missing_trace(m, call.metric, Needs::device_trace)) return *u;
   const auto busy = busy_per_iteration(*m.trace);
   return Observation{time_ns(mean(busy)),
@@ -198,19 +198,19 @@ Observation host_count(const trace::Trace& t, const std::vector<Record>& records
                               [](const Record&) { return 1.0; }, count, std::move(caveats));
 }
 
-Outcome api_calls(const Measurement& m, const MetricCall& call) {
+Outcome api_calls(const outcome::Measurement& m, const MetricCall& call) {
   if (auto u = missing_trace(m, call.metric, Needs::device_trace)) return *u;
   return host_count<trace::ApiCall>(*m.trace, m.trace->api_calls, arg(call, "name"), [](const trace::ApiCall&) { return true; },
                                     device_caveats(*m.trace));
 }
 
-Outcome ops(const Measurement& m, const MetricCall& call) {
+Outcome ops(const outcome::Measurement& m, const MetricCall& call) {
   if (auto u = missing_trace(m, call.metric, Needs::op_trace)) return *u;
   return host_count<trace::HostRange>(*m.trace, m.trace->ranges, arg(call, "name"),
                                       [](const trace::HostRange& r) { return r.kind == trace::RangeKind::op; }, {});
 }
 
-Outcome ranges(const Measurement& m, const MetricCall& call) {
+Outcome ranges(const outcome::Measurement& m, const MetricCall& call) {
   if (auto u = missing_trace(m, call.metric, std::nullopt)) return *u;
   return host_count<trace::HostRange>(*m.trace, m.trace->ranges, arg(call, "name"),
                                       [](const trace::HostRange& r) { return r.kind == trace::RangeKind::plugin; }, {});
@@ -257,7 +257,7 @@ std::string filter_text(const MetricCall& call) {
   return s;
 }
 
-Outcome kernel(const Measurement& m, const MetricCall& call) {
+Outcome kernel(const outcome::Measurement& m, const MetricCall& call) {
   if (auto u = missing_trace(m, call.metric, Needs::device_trace)) return *u;
   const auto& t = *m.trace;
   const auto filter = span_filter(t, call);
@@ -318,7 +318,7 @@ Outcome kernel(const Measurement& m, const MetricCall& call) {
   return o;
 }
 
-Outcome copy(const Measurement& m, const MetricCall& call) {
+Outcome copy(const outcome::Measurement& m, const MetricCall& call) {
   if (auto u = missing_trace(m, call.metric, Needs::device_trace)) return *u;
   const auto& t = *m.trace;
   const auto group = heaviest_group(t.copies, copy_keep(t, call));
@@ -342,38 +342,38 @@ Outcome copy(const Measurement& m, const MetricCall& call) {
 
 // ---- Timing, throughput, correctness, facts -----------------------------------------------------
 
-std::optional<Unavailable> not_ran(const Measurement& m) {
-  if (m.status == runner::Status::ok) return std::nullopt;
-  return Unavailable{fmt::format("experiment {}{}{}", runner::to_string(m.status), m.reason.empty() ? "" : ": ", m.reason)};
+std::optional<Unavailable> not_ran(const outcome::Measurement& m) {
+  if (m.status == outcome::Status::ok) return std::nullopt;
+  return Unavailable{fmt::format("experiment {}{}{}", outcome::to_string(m.status), m.reason.empty() ? "" : ": ", m.reason)};
 }
 
-std::string stats_evidence(const runner::Stats& s) {
-  const auto samples = s.iterations > s.samples ? fmt::format("{} batches of {} calls in all", s.samples, s.iterations)
-                                                : fmt::format("{} samples", s.samples);
-  return fmt::format("median of {}, min {}, max {}, noise {}{}", samples, util::format_duration(s.min),
-                     util::format_duration(s.max), util::format_percent(s.noise), s.converged ? "" : ", did not settle");
+std::string stats_evidence(const outcome::Stats& s) {
+  const auto samples = s.iterations > s.count ? fmt::format("{} batches of {} calls in all", s.count, s.iterations)
+                                              : fmt::format("{} samples", s.count);
+  return fmt::format("median of {}, min {}, max {}, spread {}{}", samples, util::format_duration(s.min),
+                     util::format_duration(s.max), util::format_percent(s.spread), s.converged ? "" : ", did not settle");
 }
 
-Outcome gpu_time(const Measurement& m, const MetricCall&) {
+Outcome gpu_time(const outcome::Measurement& m, const MetricCall&) {
   if (auto u = not_ran(m)) return *u;
   if (!m.device_time) return Unavailable{"gpu_time needs CUDA-event timing, and the experiment ran on the cpu"};
   return Observation{time_ns(m.device_time->median), stats_evidence(*m.device_time), {}};
 }
 
-Outcome host_time(const Measurement& m, const MetricCall&) {
+Outcome host_time(const outcome::Measurement& m, const MetricCall&) {
   if (auto u = not_ran(m)) return *u;
   if (!m.host) return Unavailable{"no host timing was recorded"};
   return Observation{time_ns(m.host->median), stats_evidence(*m.host), {}};
 }
 
-Outcome first_call(const Measurement& m, const MetricCall&) {
+Outcome first_call(const outcome::Measurement& m, const MetricCall&) {
   if (auto u = not_ran(m)) return *u;
   if (!m.first_call_ns) return Unavailable{"no first call was timed"};
   return Observation{time_ns(*m.first_call_ns), "the cold first run(), device work included", {}};
 }
 
 // Throughput over the device time when there is one, else over the host time.
-Outcome throughput(const Measurement& m, double Work::*amount, double scale, const char* unit) {
+Outcome throughput(const outcome::Measurement& m, double Work::*amount, double scale, const char* unit) {
   if (auto u = not_ran(m)) return *u;
   if (!m.work || m.work.value().*amount <= 0) return Unavailable{fmt::format("plugin {} states no work model for {}", m.plugin, unit)};
   const auto* stats = m.device_time ? &*m.device_time : m.host ? &*m.host : nullptr;
@@ -385,10 +385,10 @@ Outcome throughput(const Measurement& m, double Work::*amount, double scale, con
                      {}};
 }
 
-Outcome tflops(const Measurement& m, const MetricCall&) { return throughput(m, &Work::flops, 1e12, "TFLOP"); }
-Outcome gbps(const Measurement& m, const MetricCall&) { return throughput(m, &Work::bytes, 1e9, "GB"); }
+Outcome tflops(const outcome::Measurement& m, const MetricCall&) { return throughput(m, &Work::flops, 1e12, "TFLOP"); }
+Outcome gbps(const outcome::Measurement& m, const MetricCall&) { return throughput(m, &Work::bytes, 1e9, "GB"); }
 
-Outcome rel_error(const Measurement& m, const MetricCall&) {
+Outcome rel_error(const outcome::Measurement& m, const MetricCall&) {
   if (m.correctness.empty()) return Unavailable{fmt::format("plugin {} reported no correctness figure", m.plugin)};
   const auto worst = std::max_element(m.correctness.begin(), m.correctness.end(), [](auto& a, auto& b) {
     return a.relative_error < b.relative_error || std::isnan(b.relative_error);
@@ -398,7 +398,7 @@ Outcome rel_error(const Measurement& m, const MetricCall&) {
                      {}};
 }
 
-Outcome fact(const Measurement& m, const MetricCall& call) {
+Outcome fact(const outcome::Measurement& m, const MetricCall& call) {
   const auto key = arg(call, "key").value_or("");
   auto it = m.facts.find(key);
   if (it == m.facts.end()) {
@@ -523,7 +523,7 @@ const FieldSpec& result_type(const MetricSpec& spec, const MetricCall& call) {
   return spec.result;
 }
 
-Outcome evaluate(const Measurement& m, const MetricCall& call) {
+Outcome evaluate(const outcome::Measurement& m, const MetricCall& call) {
   const auto* spec = find_metric(call.metric);
   if (!spec) return Unavailable{fmt::format("unknown metric {}", call.metric)};
   return spec->compute(m, call);

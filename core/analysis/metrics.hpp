@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "analysis/value.hpp"
-#include "runner/measurement.hpp"
+#include "outcome/measurement.hpp"
 
 namespace expr::analysis {
 
@@ -58,7 +58,7 @@ struct MetricSpec {
   std::vector<ArgSpec> args;      // the first takes a positional argument
   std::vector<FieldSpec> fields;  // non-empty: a selector, written metric(...).field
   FieldSpec result;               // the value's type when not a selector
-  std::function<Outcome(const runner::Measurement&, const MetricCall&)> compute;
+  std::function<Outcome(const outcome::Measurement&, const MetricCall&)> compute;
 
   bool selector() const { return !fields.empty(); }
   const FieldSpec* field(std::string_view name) const;
@@ -72,6 +72,6 @@ std::vector<std::string> metric_names();
 // The type of what `call` yields (of its field, for selectors).
 const FieldSpec& result_type(const MetricSpec& spec, const MetricCall& call);
 
-Outcome evaluate(const runner::Measurement& m, const MetricCall& call);
+Outcome evaluate(const outcome::Measurement& m, const MetricCall& call);
 
 }  // namespace expr::analysis

@@ -174,4 +174,13 @@ Occupancy theoretical_occupancy(const trace::Footprint& launch, const trace::Dev
   return o;
 }
 
+std::vector<std::optional<Occupancy>> kernel_occupancies(const trace::Trace& trace) {
+  std::vector<std::optional<Occupancy>> out;
+  out.reserve(trace.kernels.size());
+  for (const auto& k : trace.kernels)
+    if (const auto* d = trace.device(k.device)) out.push_back(theoretical_occupancy(k.footprint, *d));
+    else out.emplace_back();
+  return out;
+}
+
 }  // namespace expr::analysis

@@ -7,7 +7,9 @@
 // tests/unit/occupancy_test.cpp holds it against NVIDIA's header calculator, cuda_occupancy.h.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <vector>
 #include <string_view>
 
 #include "trace/trace.hpp"
@@ -29,5 +31,9 @@ struct Occupancy {
 };
 
 Occupancy theoretical_occupancy(const trace::Footprint& launch, const trace::DeviceProperties& device);
+
+// Each kernel's theoretical occupancy, parallel to trace.kernels; empty where the trace lacks the
+// kernel's device properties.
+std::vector<std::optional<Occupancy>> kernel_occupancies(const trace::Trace& trace);
 
 }  // namespace expr::analysis

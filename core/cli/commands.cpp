@@ -5,22 +5,28 @@
 #include <unistd.h>
 
 #include "analysis/metrics.hpp"
-#include "cli/judge.hpp"
-#include "report/chrome_trace.hpp"
-#include "report/results_file.hpp"
+#include "report/assembler.hpp"
+#include "report/run_directory.hpp"
+#include "report/sinks.hpp"
 #include "report/summary.hpp"
-#include "runner/series_runner.hpp"
-#include "series/plan.hpp"
 
 namespace expr::cli {
 
 namespace fs = std::filesystem;
 
-std::optional<series::Plan> load_plan(const fs::path& file) {
+ExitCode outcome_code(const report::Tally& t) {
+  if (t.experiments_failed > 0) return experiment_failed;
+  if (t.required_failed > 0) return required_guess_failed;
+  return ok;
+}
+
+std::optional<LoadedSeries> load_series(const fs::path& file) {
   try {
     const auto s = series::read(file);
     loader::PluginCatalog catalog(loader::search_path(s.plugin_path));
-    return series::plan(s, catalog);
+    auto plan = series::plan(s, catalog);
+    auto guesses = expect::compile_guesses(plan);
+    return LoadedSeries{std::move(plan), std::move(guesses)};
   } catch (const util::InputError& e) {
     for (const auto& p : e.problems()) fmt::print(stderr, "{}\n", p.str());
     fmt::print(stderr, "{} problem{} in {}; nothing ran\n", e.problems().size(), e.problems().size() == 1 ? "" : "s", file.string());
@@ -29,11 +35,12 @@ std::optional<series::Plan> load_plan(const fs::path& file) {
 }
 
 int validate(const fs::path& file) {
-  const auto plan = load_plan(file);
-  if (!plan) return bad_input;
-  std::size_t expectations = 0;
-  for (const auto& e : plan->experiments) expectations += e.expectations.size();
-  fmt::print("{}: series {} is valid: {} experiments, {} expectations\n", file.string(), plan->name, plan->experiments.size(), expectations);
+  const auto loaded = load_series(file);
+  if (!loaded) return bad_input;
+  std::size_t guesses = 0;
+  for (const auto& g : loaded->guesses) guesses += g.size();
+  fmt::print("{}: series {} is valid: {} experiments, {} guesses\n", file.string(), loaded->plan.name, loaded->plan.experiments.size(),
+             guesses);
   return ok;
 }
 
@@ -81,7 +88,7 @@ int list(const std::vector<fs::path>& extra_dirs) {
 
 int show(const fs::path& run_dir) {
   try {
-    const auto run = report::read_results(run_dir);
+    const auto run = report::RunDirectory(run_dir).read();
     fmt::print("{}", report::terminal_report(run, ::isatty(STDOUT_FILENO)));
     return ok;
   } catch (const std::exception& e) {
@@ -92,10 +99,10 @@ int show(const fs::path& run_dir) {
 
 namespace {
 
-// The expectations to judge again, per experiment: the stored ones, with the series' own replaced
-// by those of `series_file` when one is given.
-std::map<std::string, std::vector<series::Expectation>> replay_expectations(const report::RunResult& recorded,
-                                                                          const std::optional<fs::path>& series_file) {
+// The guesses to judge again, per experiment: the recorded ones, with the series' own replaced by
+// those of `series_file` when one is given.
+std::map<std::string, std::vector<expect::CompiledGuess>> replay_guesses(const report::RunResult& recorded,
+                                                                       const std::optional<fs::path>& series_file) {
   std::vector<std::string> names;
   for (const auto& e : recorded.experiments) names.push_back(e.measurement.experiment);
   std::vector<util::Problem> problems;
@@ -103,31 +110,22 @@ std::map<std::string, std::vector<series::Expectation>> replay_expectations(cons
   if (series_file) s = series::read(*series_file);
 
   // The series' own guesses first, then the plugin's, as a run orders them.
-  std::map<std::string, std::vector<series::Expectation>> out;
+  std::map<std::string, std::vector<expect::CompiledGuess>> out;
+  const auto add = [&](const std::string& experiment, const series::GuessSpec& spec, const util::SourcePos& fallback) {
+    if (auto g = expect::compile_guess(spec, names, fallback, problems)) out[experiment].push_back(std::move(*g));
+  };
   if (s)
     for (const auto& x : s->experiments) {
       if (std::find(names.begin(), names.end(), x.name.value) == names.end()) {
         problems.push_back({x.name.pos, fmt::format("experiment {} is not in the recorded run", x.name.value)});
         continue;
       }
-      for (const auto& spec : x.expectations) {
-        try {
-          out[x.name.value].push_back({expect::compile(spec.check, names), "series", spec.required, spec.why, spec.pos});
-        } catch (const expect::SyntaxError& err) {
-          problems.push_back({spec.pos.shifted(static_cast<int>(err.offset())), err.what()});
-        }
-      }
+      for (const auto& spec : x.guesses) add(x.name.value, spec, x.name.pos);
     }
+  const util::SourcePos results{report::RunDirectory(recorded.run_dir).results().string(), 0, 0};
   for (const auto& e : recorded.experiments)
-    for (const auto& x : e.expectations) {
-      if (s && x.source == "series") continue;
-      try {
-        out[e.measurement.experiment].push_back({expect::compile(x.check, names), x.source, x.required, x.why, x.pos});
-      } catch (const expect::SyntaxError& err) {
-        problems.push_back({{(recorded.run_dir / "results.json").string(), 0, 0},
-                            fmt::format("{}: stored expectation '{}': {}", e.measurement.experiment, x.check, err.what())});
-      }
-    }
+    for (const auto& g : e.guesses)
+      if (!s || g.spec.origin == series::GuessOrigin::plugin) add(e.measurement.experiment, g.spec, results);
   if (!problems.empty()) throw util::InputError(std::move(problems));
   return out;
 }
@@ -136,10 +134,10 @@ std::map<std::string, std::vector<series::Expectation>> replay_expectations(cons
 
 int replay(const fs::path& run_dir, const std::optional<fs::path>& series_file, const std::optional<fs::path>& out) {
   report::RunResult recorded;
-  std::map<std::string, std::vector<series::Expectation>> expectations;
+  std::map<std::string, std::vector<expect::CompiledGuess>> guesses;
   try {
-    recorded = report::read_results(run_dir);
-    expectations = replay_expectations(recorded, series_file);
+    recorded = report::RunDirectory(run_dir).read();
+    guesses = replay_guesses(recorded, series_file);
   } catch (const util::InputError& e) {
     for (const auto& p : e.problems()) fmt::print(stderr, "{}\n", p.str());
     return bad_input;
@@ -149,39 +147,45 @@ int replay(const fs::path& run_dir, const std::optional<fs::path>& series_file, 
   }
 
   report::RunResult run;
+  run.id = report::new_run_id();
+  run.revision = report::expr_revision();
   run.series = recorded.series;
   run.series_file = series_file ? series_file->string() : recorded.series_file;
   run.description = recorded.description;
   run.environment = recorded.environment;
   run.started = recorded.started;
   run.finished = recorded.finished;
+  run.planned = recorded.experiments.size();
   run.run_dir = out.value_or(run_dir);
-  Judge judge(run);
-  for (auto& e : recorded.experiments) {
-    const auto name = e.measurement.experiment;
-    auto m = std::move(e.measurement);
-    if (out && m.trace) {
-      const auto dir = runner::experiment_dir(*out, m.experiment);
-      fs::create_directories(dir);
-      report::write_chrome_trace(*m.trace, run.series + " / " + m.experiment, dir / "chrome_trace.json");
-      m.chrome_file = fs::relative(dir / "chrome_trace.json", *out).string();
-    }
-    judge.add(std::move(m), std::move(expectations[name]));
-  }
-  judge.finish();
+  report::Multiplex outputs;
   if (out) {
+    const report::RunDirectory dir(*out);
     try {
-      report::write_reports(run);
+      dir.create();
     } catch (const std::exception& e) {
       fmt::print(stderr, "error: {}\n", e.what());
       return cannot_write;
     }
+    outputs.add(report::sinks::native_traces(dir));
+    outputs.add(report::sinks::chrome_traces(dir));
+    outputs.add(report::sinks::results_json(dir));
+    outputs.add(report::sinks::markdown_summary(dir));
+    outputs.add(report::sinks::junit(dir));
   }
-  fmt::print("{}", report::terminal_report(run, ::isatty(STDOUT_FILENO)));
-  const auto t = report::tally(run);
-  if (t.experiments_failed > 0) return experiment_failed;
-  if (t.required_failed > 0) return required_guess_failed;
-  return ok;
+  outputs.add(report::sinks::terminal_report());
+  report::Assembler assembler(run, outputs);
+  try {
+    outputs.begin(run);
+    for (auto& e : recorded.experiments) {
+      const auto name = e.measurement.experiment;
+      assembler.add(std::move(e.measurement), std::move(guesses[name]));
+    }
+    assembler.finish();
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+    return cannot_write;
+  }
+  return outcome_code(report::tally(run));
 }
 
 int metrics() {

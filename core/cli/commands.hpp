@@ -1,4 +1,4 @@
-// The subcommands of `expr`. Each returns the process exit code (exit_codes below).
+// The subcommands of `expr`. Each returns the process exit code (ExitCode below).
 #pragma once
 
 #include <filesystem>
@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "expect/guesses.hpp"
+#include "report/run_result.hpp"
 #include "series/plan.hpp"
 
 namespace expr::cli {
@@ -14,10 +16,13 @@ namespace expr::cli {
 enum ExitCode : int {
   ok = 0,
   required_guess_failed = 1,  // a guess marked required was contradicted or could not be judged
-  bad_input = 2,              // usage, series file, plugin or expectation errors: nothing ran
+  bad_input = 2,              // usage, series file, plugin or guess errors: nothing ran
   experiment_failed = 3,      // an experiment failed, crashed or timed out (takes precedence over 1)
   cannot_write = 4,           // the run directory could not be written
 };
+
+// The exit code a finished run (or replay) earns.
+ExitCode outcome_code(const report::Tally& tally);
 
 struct RunArgs {
   std::filesystem::path series;
@@ -26,9 +31,16 @@ struct RunArgs {
   std::optional<std::string> device;
 };
 
+// A series read, checked against its plugins and with every guess compiled: what `run` needs
+// before anything runs.
+struct LoadedSeries {
+  series::Plan plan;
+  std::vector<std::vector<expect::CompiledGuess>> guesses;  // parallel to plan.experiments
+};
+// Prints every problem and returns nothing on error.
+std::optional<LoadedSeries> load_series(const std::filesystem::path& file);
+
 int run(const RunArgs& args);
-// Reads a series and checks it against its plugins; prints every problem and returns nothing on error.
-std::optional<series::Plan> load_plan(const std::filesystem::path& file);
 int validate(const std::filesystem::path& series);
 int list(const std::vector<std::filesystem::path>& extra_dirs);
 int show(const std::filesystem::path& run_dir);

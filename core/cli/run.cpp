@@ -1,16 +1,15 @@
-// `expr run`: read and check the series, then run, judge and report each experiment as it ends.
+// `expr run`: read and check the series, then run it, the outputs (report/sinks.hpp) hearing of
+// each experiment as it ends.
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <chrono>
-#include <cstdio>
 #include <fstream>
 #include <regex>
 
 #include "cli/commands.hpp"
-#include "cli/judge.hpp"
-#include "report/chrome_trace.hpp"
-#include "report/summary.hpp"
+#include "report/assembler.hpp"
+#include "report/run_directory.hpp"
+#include "report/sinks.hpp"
 #include "runner/series_runner.hpp"
 #include "util/atomic_file.hpp"
 
@@ -20,85 +19,32 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Shows one progress line on a terminal (rewritten in place), or one line per phase in a log.
-class Progress {
- public:
-  Progress() : tty_(::isatty(STDERR_FILENO)) {}
-
-  void experiment(const std::string& name, std::size_t index, std::size_t total) {
-    prefix_ = fmt::format("[{}/{}] {}", index + 1, total, name);
-    phase_.clear();
-    start_ = std::chrono::steady_clock::now();
-  }
-
-  void update(std::string_view phase, std::string_view detail) {
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-    const auto line = fmt::format("{}: {}{}{} ({:.1f} s)", prefix_, phase, detail.empty() ? "" : " — ", detail, seconds);
-    if (tty_) {
-      fmt::print(stderr, "\r\033[K{}", line);
-      std::fflush(stderr);
-    } else if (phase != phase_) {
-      fmt::print(stderr, "{}\n", line);
-    }
-    phase_ = std::string(phase);
-  }
-
-  // Prints a line above the progress line.
-  void say(const std::string& line) {
-    if (tty_) fmt::print(stderr, "\r\033[K");
-    fmt::print(stderr, "{}\n", line);
-  }
-
-  void clear() {
-    if (tty_) fmt::print(stderr, "\r\033[K");
-  }
-
- private:
-  bool tty_;
-  std::string prefix_, phase_;
-  std::chrono::steady_clock::time_point start_;
-};
-
+// Hands what the runner says to the assembler (finished experiments) and the sinks (the rest).
 class Observer final : public runner::RunObserver {
  public:
-  Observer(series::Plan& plan, report::RunResult& run, Judge& judge) : plan_(plan), run_(run), judge_(judge) {}
+  Observer(LoadedSeries& series, report::RunResult& run, report::Assembler& assembler, report::Sink& sink)
+      : series_(series), run_(run), assembler_(assembler), sink_(sink) {}
 
-  void started(const series::ExperimentPlan& e, std::size_t index, std::size_t total) override {
-    progress_.experiment(e.name, index, total);
-    progress_.update("starting", "");
+  void started(const series::ExperimentPlan& e, const runner::Placement& placement) override { sink_.started(e.name, placement); }
+  void progress(const std::string& experiment, std::string_view phase, std::string_view detail) override {
+    sink_.progress(experiment, phase, detail);
   }
+  void log(const std::string& experiment, LogLevel level, std::string_view message) override { sink_.log(experiment, level, message); }
 
-  void progress(std::string_view phase, std::string_view detail) override { progress_.update(phase, detail); }
-
-  void log(std::string_view experiment, LogLevel level, std::string_view message) override {
-    static constexpr const char* names[] = {"debug", "info", "warning", "error"};
-    progress_.say(fmt::format("  {} [{}] {}", experiment, names[static_cast<int>(level)], message));
+  void finished(outcome::Measurement m) override {
+    // Environment facts the workers found (the GPU's, the plugin's libraries) join the run's.
+    for (const auto& [k, v] : m.environment) run_.environment.try_emplace(k, v);
+    const auto& experiments = series_.plan.experiments;
+    const auto at = static_cast<std::size_t>(
+        std::find_if(experiments.begin(), experiments.end(), [&](const auto& e) { return e.name == m.experiment; }) - experiments.begin());
+    assembler_.add(std::move(m), std::move(series_.guesses.at(at)));  // each experiment finishes once
   }
-
-  void finished(const runner::Measurement& m) override {
-    auto measurement = m;
-    if (measurement.trace) {
-      const auto chrome = runner::experiment_dir(run_.run_dir, m.experiment) / "chrome_trace.json";
-      report::write_chrome_trace(*measurement.trace, run_.series + " / " + m.experiment, chrome);
-      measurement.chrome_file = fs::relative(chrome, run_.run_dir).string();
-    }
-    for (const auto& [k, v] : measurement.environment) run_.environment.try_emplace(k, v);
-    auto& plan = *std::find_if(plan_.experiments.begin(), plan_.experiments.end(),
-                               [&](const auto& e) { return e.name == m.experiment; });
-    judge_.add(std::move(measurement), std::move(plan.expectations));  // each experiment finishes once
-    report::write_reports(run_);
-    const auto& e = run_.experiments.back().measurement;
-    progress_.say(fmt::format("{} {}: {}{}", e.status == runner::Status::ok ? "done" : "    ", e.experiment, runner::to_string(e.status),
-                              e.reason.empty() ? "" : " — " + e.reason));
-  }
-
-  void clear() { progress_.clear(); }
 
  private:
-  series::Plan& plan_;
+  LoadedSeries& series_;
   report::RunResult& run_;
-  Judge& judge_;
-  Progress progress_;
+  report::Assembler& assembler_;
+  report::Sink& sink_;
 };
 
 fs::path default_run_dir(const std::string& series) {
@@ -113,8 +59,9 @@ fs::path default_run_dir(const std::string& series) {
 }  // namespace
 
 int run(const RunArgs& args) {
-  auto plan = load_plan(args.series);
-  if (!plan) return bad_input;
+  auto loaded = load_series(args.series);
+  if (!loaded) return bad_input;
+  const auto& plan = loaded->plan;
   if (args.filter) {
     try {
       std::regex check(*args.filter);
@@ -125,17 +72,21 @@ int run(const RunArgs& args) {
   }
 
   report::RunResult run;
-  run.series = plan->name;
+  run.id = report::new_run_id();
+  run.revision = report::expr_revision();
+  run.series = plan.name;
   run.series_file = args.series.string();
-  run.description = plan->description;
-  run.run_dir = args.out.value_or(default_run_dir(plan->name));
+  run.description = plan.description;
+  run.planned = plan.experiments.size();
+  const report::RunDirectory dir(args.out.value_or(default_run_dir(plan.name)));
+  run.run_dir = dir.root();
   run.started = report::utc_now();
   try {
-    fs::create_directories(run.run_dir / "experiments");
+    dir.create();
     std::ifstream series_text(args.series);
-    util::write_atomically(run.run_dir / "series.yaml", std::string(std::istreambuf_iterator<char>(series_text), {}));
+    util::write_atomically(dir.series_copy(), std::string(std::istreambuf_iterator<char>(series_text), {}));
   } catch (const std::exception& e) {
-    fmt::print(stderr, "error: cannot write the run directory {}: {}\n", run.run_dir.string(), e.what());
+    fmt::print(stderr, "error: cannot write the run directory {}: {}\n", dir.root().string(), e.what());
     return cannot_write;
   }
 
@@ -144,29 +95,29 @@ int run(const RunArgs& args) {
   for (const auto& [k, v] : probe.environment) run.environment[k] = v;
   if (probe.devices == 0) run.environment["cuda"] = probe.unavailable;
 
-  runner::RunOptions options{run.run_dir, args.filter, std::nullopt};
+  runner::RunOptions options{[&dir](const std::string& experiment) { return dir.files(experiment); }, args.filter, std::nullopt};
   if (args.device) options.device = *args.device == "cuda" ? Device::cuda : Device::cpu;
 
-  Judge judge(run);
-  Observer observer(*plan, run, judge);
+  report::Multiplex outputs;
+  outputs.add(report::sinks::progress_line());
+  outputs.add(report::sinks::chrome_traces(dir));
+  outputs.add(report::sinks::results_json(dir));
+  outputs.add(report::sinks::markdown_summary(dir));
+  outputs.add(report::sinks::junit(dir));
+  outputs.add(report::sinks::terminal_report());
+  report::Assembler assembler(run, outputs);
+  Observer observer(*loaded, run, assembler, outputs);
   try {
-    runner::run_series(*plan, probe, options, observer);
-    judge.finish();
+    outputs.begin(run);
+    runner::run_series(plan, probe, options, observer);
     run.finished = report::utc_now();
-    report::write_reports(run);
+    assembler.finish();
   } catch (const std::exception& e) {
-    observer.clear();
-    fmt::print(stderr, "error: {}\n", e.what());
+    fmt::print(stderr, "\nerror: {}\n", e.what());
     return cannot_write;
   }
-  observer.clear();
-  fmt::print("{}", report::terminal_report(run, ::isatty(STDOUT_FILENO)));
-  fmt::print("\nresults: {}\n", (run.run_dir / "results.json").string());
-
-  const auto t = report::tally(run);
-  if (t.experiments_failed > 0) return experiment_failed;
-  if (t.required_failed > 0) return required_guess_failed;
-  return ok;
+  fmt::print("\nresults: {}\n", dir.results().string());
+  return outcome_code(report::tally(run));
 }
 
 }  // namespace expr::cli

@@ -234,7 +234,7 @@ struct Evaluation {
 
 class Evaluator {
  public:
-  Evaluator(const std::string& text, const runner::Measurement& self, const FindMeasurement& find)
+  Evaluator(const std::string& text, const outcome::Measurement& self, const FindMeasurement& find)
       : text_(text), self_(self), find_(find) {}
 
   Value eval(const Node& n, Evaluation& ev) {
@@ -262,7 +262,7 @@ class Evaluator {
   struct Stop {};  // unwinds evaluation once a value is unavailable
 
   Value read(const Node& n, const Reference& ref, Evaluation& ev) {
-    const runner::Measurement* m = &self_;
+    const outcome::Measurement* m = &self_;
     if (!ref.experiment.empty()) {
       m = find_(ref.experiment);
       if (!m) {
@@ -320,7 +320,7 @@ class Evaluator {
 
  private:
   const std::string& text_;
-  const runner::Measurement& self_;
+  const outcome::Measurement& self_;
   const FindMeasurement& find_;
 };
 
@@ -365,7 +365,7 @@ std::vector<std::string> referenced_experiments(const Check& check) {
   return out;
 }
 
-Judgement judge(const Check& check, const runner::Measurement& self, const FindMeasurement& find) {
+Judgement judge(const Check& check, const outcome::Measurement& self, const FindMeasurement& find) {
   Evaluator evaluator(check.text, self, find);
   auto observed = evaluator.evaluate(*check.observed);
   auto guessed = evaluator.evaluate(*check.guessed);

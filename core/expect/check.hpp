@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "expect/syntax.hpp"
-#include "runner/measurement.hpp"
+#include "outcome/measurement.hpp"
 
 namespace expr::expect {
 
@@ -34,8 +34,8 @@ struct Judgement {
 };
 
 // Finds another experiment's measurement by name; null when the series has no such experiment.
-using FindMeasurement = std::function<const runner::Measurement*(const std::string& experiment)>;
+using FindMeasurement = std::function<const outcome::Measurement*(const std::string& experiment)>;
 
-Judgement judge(const Check& check, const runner::Measurement& self, const FindMeasurement& find);
+Judgement judge(const Check& check, const outcome::Measurement& self, const FindMeasurement& find);
 
 }  // namespace expr::expect

@@ -5,7 +5,6 @@
 
 #include <set>
 
-#include "analysis/occupancy.hpp"
 #include "util/atomic_file.hpp"
 
 namespace expr::report {
@@ -30,7 +29,8 @@ void escaped(Out& out, std::string_view s) {
 
 class Writer {
  public:
-  Writer(const trace::Trace& t, Out& buf) : t_(t), names_(t.strings.size()), buf_(buf), base_(t.earliest()) {}
+  Writer(const trace::Trace& t, const std::vector<std::optional<analysis::Occupancy>>& occupancies, Out& buf)
+      : t_(t), occupancies_(occupancies), names_(t.strings.size()), buf_(buf), base_(t.earliest()) {}
 
   void write(const std::string& title) {
     buf_.reserve(t_.record_count() * 300);  // about what one event takes, flows included
@@ -43,7 +43,7 @@ class Writer {
     metadata();
     for (std::size_t i = 0; i < t_.ranges.size(); ++i) range(t_.ranges[i], i + 1);
     for (const auto& c : t_.api_calls) api_call(c);
-    for (const auto& k : t_.kernels) kernel(k);
+    for (std::size_t i = 0; i < t_.kernels.size(); ++i) kernel(t_.kernels[i], i < occupancies_.size() ? occupancies_[i] : std::nullopt);
     for (const auto& c : t_.copies) copy(c);
     for (const auto& m : t_.memsets) memset(m);
     fmt::format_to(out(), "\n]}}\n");
@@ -159,7 +159,7 @@ class Writer {
     if (s.iteration != trace::none) fmt::format_to(out(), ",\"iteration\":{}", s.iteration);
   }
 
-  void kernel(const trace::Kernel& k) {
+  void kernel(const trace::Kernel& k, const std::optional<analysis::Occupancy>& occ) {
     complete("kernel", k.name, k.device, k.stream, k.start, k.end);
     span_args(k);
     const auto& f = k.footprint;
@@ -168,11 +168,9 @@ class Writer {
                    "\"local memory per thread\":{},\"grid\":[{},{},{}],\"block\":[{},{},{}],\"cluster\":[{},{},{}]",
                    f.registers_per_thread, f.shared_per_block(), f.static_shared, f.dynamic_shared, f.local_per_thread, f.grid.x,
                    f.grid.y, f.grid.z, f.block.x, f.block.y, f.block.z, f.cluster.x, f.cluster.y, f.cluster.z);
-    if (const auto* d = t_.device(k.device)) {
-      const auto occ = analysis::theoretical_occupancy(f, *d);
+    if (occ)
       fmt::format_to(out(), ",\"blocks per SM\":{},\"warps per SM\":{},\"theoretical occupancy %\":{:.2f},\"occupancy limited by\":\"{}\"",
-                     occ.blocks_per_sm, occ.warps_per_sm, occ.fraction * 100, analysis::to_string(occ.limiter));
-    }
+                     occ->blocks_per_sm, occ->warps_per_sm, occ->fraction * 100, analysis::to_string(occ->limiter));
     if (k.api_call != trace::none) {
       buf_.append(std::string_view(",\"launched by\":\""));
       escaped(buf_, t_.strings[t_.api_calls[static_cast<std::size_t>(k.api_call)].name]);
@@ -199,6 +197,7 @@ class Writer {
   }
 
   const trace::Trace& t_;
+  const std::vector<std::optional<analysis::Occupancy>>& occupancies_;
   std::vector<std::string> names_;
   Out& buf_;
   trace::Ns base_;
@@ -207,13 +206,15 @@ class Writer {
 
 }  // namespace
 
-void render_chrome_trace(const trace::Trace& trace, const std::string& title, fmt::memory_buffer& out) {
-  Writer(trace, out).write(title);
+void render_chrome_trace(const trace::Trace& trace, const std::vector<std::optional<analysis::Occupancy>>& occupancies,
+                         const std::string& title, fmt::memory_buffer& out) {
+  Writer(trace, occupancies, out).write(title);
 }
 
-void write_chrome_trace(const trace::Trace& trace, const std::string& title, const std::filesystem::path& file) {
+void write_chrome_trace(const trace::Trace& trace, const std::vector<std::optional<analysis::Occupancy>>& occupancies,
+                        const std::string& title, const std::filesystem::path& file) {
   fmt::memory_buffer out;
-  render_chrome_trace(trace, title, out);
+  render_chrome_trace(trace, occupancies, title, out);
   util::write_atomically(file, std::string_view(out.data(), out.size()));
 }
 

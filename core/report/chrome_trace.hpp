@@ -8,11 +8,16 @@
 #include <filesystem>
 #include <string>
 
+#include "analysis/occupancy.hpp"
 #include "trace/trace.hpp"
 
 namespace expr::report {
 
-void render_chrome_trace(const trace::Trace& trace, const std::string& title, fmt::memory_buffer& out);
-void write_chrome_trace(const trace::Trace& trace, const std::string& title, const std::filesystem::path& file);
+// `occupancies` is parallel to trace.kernels (analysis::kernel_occupancies): the writer writes
+// figures, it does not compute them.
+void render_chrome_trace(const trace::Trace& trace, const std::vector<std::optional<analysis::Occupancy>>& occupancies,
+                         const std::string& title, fmt::memory_buffer& out);
+void write_chrome_trace(const trace::Trace& trace, const std::vector<std::optional<analysis::Occupancy>>& occupancies,
+                        const std::string& title, const std::filesystem::path& file);
 
 }  // namespace expr::report

@@ -1,11 +1,12 @@
+// The reports people read: the side-by-side table, the terminal and Markdown reports, JUnit XML.
 #include "report/summary.hpp"
 
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include "analysis/metrics.hpp"
 #include "analysis/queries.hpp"
-#include "report/results_file.hpp"
-#include "util/atomic_file.hpp"
 #include "util/units.hpp"
 
 namespace expr::report {
@@ -13,18 +14,20 @@ namespace expr::report {
 namespace {
 
 // A figure for a table cell, or "—" when the experiment cannot give it.
-std::string cell(const runner::Measurement& m, analysis::MetricCall call) {
+std::string cell(const outcome::Measurement& m, analysis::MetricCall call) {
   const auto o = analysis::evaluate(m, call);
   if (const auto* obs = std::get_if<analysis::Observation>(&o)) {
     if (obs->absent) return "—";
     if (const auto* s = std::get_if<std::string>(&obs->value)) return *s;
-    if (call.metric == "tflops" || call.metric == "rel_error") return fmt::format("{:.3g}", std::get<analysis::Quantity>(obs->value).value);
+    // Plain numbers that are not whole (throughput, errors) get three digits: a cell is narrow.
+    if (const auto* q = std::get_if<analysis::Quantity>(&obs->value); q && q->display == analysis::Display::number && q->value != std::floor(q->value))
+      return fmt::format("{:.3g}", q->value);
     return analysis::format(obs->value);
   }
   return "—";
 }
 
-std::string verdict_mark(const ExpectationResult& x) {
+std::string verdict_mark(const JudgedGuess& x) {
   if (!x.judgement) return "…";
   switch (x.judgement->verdict) {
     case expect::Verdict::confirmed: return "✓";
@@ -36,7 +39,7 @@ std::string verdict_mark(const ExpectationResult& x) {
 
 std::string guesses_cell(const ExperimentResult& e) {
   std::size_t ok = 0, bad = 0, unknown = 0;
-  for (const auto& x : e.expectations) {
+  for (const auto& x : e.guesses) {
     if (!x.judgement) continue;
     if (x.judgement->verdict == expect::Verdict::confirmed) ++ok;
     else if (x.judgement->verdict == expect::Verdict::contradicted) ++bad;
@@ -45,12 +48,12 @@ std::string guesses_cell(const ExperimentResult& e) {
   return fmt::format("{}✓ {}✗ {}?", ok, bad, unknown);
 }
 
-std::string where(const ExpectationResult& x) {
-  if (x.source == "plugin") return "plugin guess";
-  return x.pos.line > 0 ? x.pos.str() : "series";
+std::string where(const JudgedGuess& x) {
+  if (x.spec.origin == series::GuessOrigin::plugin) return "plugin guess";
+  return x.spec.pos.line > 0 ? x.spec.pos.str() : "series";
 }
 
-std::string observed_cell(const ExpectationResult& x) {
+std::string observed_cell(const JudgedGuess& x) {
   if (!x.judgement) return "pending";
   if (x.judgement->verdict == expect::Verdict::not_evaluable) return "not evaluable: " + x.judgement->reason;
   return x.judgement->observed;
@@ -64,8 +67,8 @@ Table comparison_table(const RunResult& run) {
           {}};
   for (const auto& e : run.experiments) {
     const auto& m = e.measurement;
-    const bool ran = m.status == runner::Status::ok;
-    t.rows.push_back({m.experiment, ran ? (m.device == Device::cuda ? "cuda" : "cpu") : "—", std::string(runner::to_string(m.status)),
+    const bool ran = m.status == outcome::Status::ok;
+    t.rows.push_back({m.experiment, ran ? (m.device == Device::cuda ? "cuda" : "cpu") : "—", std::string(outcome::to_string(m.status)),
                       cell(m, {"gpu_time", {}, ""}), cell(m, {"host_time", {}, ""}), cell(m, {"first_call", {}, ""}),
                       cell(m, {"kernels", {}, ""}), cell(m, {"copies", {}, ""}), cell(m, {"memsets", {}, ""}),
                       clip(analysis::short_kernel_name(cell(m, {"kernel", {}, "name"})), 40), cell(m, {"kernel", {}, "occupancy"}),
@@ -87,21 +90,21 @@ std::string terminal_report(const RunResult& run, bool color) {
   for (const auto& e : run.experiments) {
     const auto& m = e.measurement;
     out += fmt::format("\n{} ({}, {}): {}{}\n", m.experiment, m.plugin, m.device == Device::cuda ? "cuda" : "cpu",
-                       runner::to_string(m.status), m.reason.empty() ? "" : " — " + m.reason);
-    for (const auto& x : e.expectations)
-      out += fmt::format("  {} {}  →  {}\n", paint(verdict_mark(x)), x.check, observed_cell(x));
+                       outcome::to_string(m.status), m.reason.empty() ? "" : " — " + m.reason);
+    for (const auto& x : e.guesses)
+      out += fmt::format("  {} {}  →  {}\n", paint(verdict_mark(x)), x.spec.check, observed_cell(x));
   }
   const auto t = tally(run);
   out += fmt::format("\nGuess vs trace: {} confirmed, {} contradicted, {} not evaluable\n", t.confirmed, t.contradicted, t.not_evaluable);
   for (const auto& e : run.experiments)
-    for (const auto& x : e.expectations) {
+    for (const auto& x : e.guesses) {
       if (!x.judgement || x.judgement->verdict != expect::Verdict::contradicted) continue;
       const auto& j = *x.judgement;
-      out += fmt::format("  {} {}: {}{}  [{}]\n", paint("✗"), e.measurement.experiment, x.check, x.required ? " (required)" : "", where(x));
+      out += fmt::format("  {} {}: {}{}  [{}]\n", paint("✗"), e.measurement.experiment, x.spec.check, x.spec.required ? " (required)" : "", where(x));
       out += fmt::format("      observed {}, guessed {}\n", j.observed, j.guessed);
       if (!j.evidence.empty()) out += fmt::format("      evidence: {}\n", j.evidence);
       for (const auto& c : j.caveats) out += fmt::format("      caveat: {}\n", c);
-      if (!x.why.empty()) out += fmt::format("      the guess: {}\n", x.why);
+      if (!x.spec.why.empty()) out += fmt::format("      the guess: {}\n", x.spec.why);
     }
   return out;
 }
@@ -120,11 +123,11 @@ std::string markdown_report(const RunResult& run) {
   for (const auto& e : run.experiments) {
     const auto& m = e.measurement;
     out += fmt::format("\n### {}\n\n`{}` on {}: **{}**{}\n\n", m.experiment, m.plugin, m.device == Device::cuda ? "cuda" : "cpu",
-                       runner::to_string(m.status), m.reason.empty() ? "" : " — " + m.reason);
-    if (e.expectations.empty()) continue;
+                       outcome::to_string(m.status), m.reason.empty() ? "" : " — " + m.reason);
+    if (e.guesses.empty()) continue;
     Table g{{"", "guess", "observed", "evidence", "from"}, {}};
-    for (const auto& x : e.expectations)
-      g.rows.push_back({verdict_mark(x), "`" + x.check + "`" + (x.required ? " (required)" : ""), observed_cell(x),
+    for (const auto& x : e.guesses)
+      g.rows.push_back({verdict_mark(x), "`" + x.spec.check + "`" + (x.spec.required ? " (required)" : ""), observed_cell(x),
                         x.judgement ? x.judgement->evidence : "", where(x)});
     out += g.markdown();
   }
@@ -156,27 +159,27 @@ std::string junit_report(const RunResult& run) {
     body += fmt::format("  <testsuite name=\"{}\">\n", suite);
     ++tests;
     body += fmt::format("    <testcase classname=\"{}\" name=\"runs\">", suite);
-    if (m.status == runner::Status::skipped) {
+    if (m.status == outcome::Status::skipped) {
       ++skipped;
       body += fmt::format("<skipped message=\"{}\"/>", xml(m.reason));
-    } else if (m.status != runner::Status::ok) {
+    } else if (m.status != outcome::Status::ok) {
       ++errors;
-      body += fmt::format("<error message=\"{}\">{}</error>", xml(std::string(runner::to_string(m.status))), xml(m.reason));
+      body += fmt::format("<error message=\"{}\">{}</error>", xml(std::string(outcome::to_string(m.status))), xml(m.reason));
     }
     body += "</testcase>\n";
-    for (const auto& x : e.expectations) {
+    for (const auto& x : e.guesses) {
       ++tests;
-      body += fmt::format("    <testcase classname=\"{}\" name=\"{}\">", suite, xml(x.check));
+      body += fmt::format("    <testcase classname=\"{}\" name=\"{}\">", suite, xml(x.spec.check));
       if (x.judgement) {
         const auto& j = *x.judgement;
         const auto detail = xml(fmt::format("observed {}, guessed {}; {}", j.observed, j.guessed, j.evidence));
-        if (j.verdict == expect::Verdict::contradicted && x.required) {
+        if (j.verdict == expect::Verdict::contradicted && x.spec.required) {
           ++failures;
           body += fmt::format("<failure message=\"required guess contradicted\">{}</failure>", detail);
         } else if (j.verdict == expect::Verdict::contradicted) {
           body += fmt::format("<system-out>contradicted (a finding; not required): {}</system-out>", detail);
         } else if (j.verdict == expect::Verdict::not_evaluable) {
-          if (x.required) {
+          if (x.spec.required) {
             ++failures;
             body += fmt::format("<failure message=\"required guess not evaluable\">{}</failure>", xml(j.reason));
           } else {
@@ -193,10 +196,5 @@ std::string junit_report(const RunResult& run) {
                      xml(run.series), tests, failures, errors, skipped, body);
 }
 
-void write_reports(const RunResult& run) {
-  write_results(run);
-  util::write_atomically(run.run_dir / "summary.md", markdown_report(run));
-  util::write_atomically(run.run_dir / "junit.xml", junit_report(run));
-}
 
 }  // namespace expr::report

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "report/results.hpp"
+#include "report/run_result.hpp"
 #include "report/table.hpp"
 
 namespace expr::report {
@@ -18,7 +18,5 @@ std::string markdown_report(const RunResult& run);
 // JUnit XML, for CI test reports: one test case per expectation, failing when a required one is not
 // confirmed, and one per experiment that failed to run.
 std::string junit_report(const RunResult& run);
-
-void write_reports(const RunResult& run);  // results.json, summary.md and junit.xml in run.run_dir
 
 }  // namespace expr::report

@@ -8,7 +8,7 @@
 #include <memory>
 #include <vector>
 
-#include "runner/measurement.hpp"
+#include "outcome/measurement.hpp"
 #include "trace/recorder.hpp"
 
 namespace expr::runner {
@@ -17,7 +17,7 @@ class WorkerContext final : public Context {
  public:
   using LogSink = std::function<void(LogLevel, std::string_view)>;
 
-  WorkerContext(Device device, int device_index, trace::HostRecorder& recorder, Measurement& measurement, LogSink log)
+  WorkerContext(Device device, int device_index, trace::HostRecorder& recorder, outcome::Measurement& measurement, LogSink log)
       : device_(device), device_index_(device_index), recorder_(recorder), measurement_(measurement), log_(std::move(log)) {}
 
   Device device() const override { return device_; }
@@ -40,7 +40,7 @@ class WorkerContext final : public Context {
   Device device_;
   int device_index_;
   trace::HostRecorder& recorder_;
-  Measurement& measurement_;
+  outcome::Measurement& measurement_;
   LogSink log_;
   std::vector<std::unique_ptr<TraceHook>> hooks_;
 };

@@ -25,17 +25,17 @@ struct PhaseError : std::runtime_error {
 
 class Session {
  public:
-  Session(const series::ExperimentPlan& plan, Device device, const ExperimentEvents& events)
-      : plan_(plan), cuda_(device == Device::cuda), events_(events),
-        ctx_(device, 0, recorder_, m_, events.log) {
+  Session(const series::ExperimentPlan& plan, const Placement& placement, const ExperimentEvents& events)
+      : plan_(plan), placement_(placement), cuda_(placement.device == Device::cuda), events_(events),
+        ctx_(placement.device, placement.index, recorder_, m_, events.log) {
     m_.experiment = plan.name;
     m_.plugin = plan.plugin->description().name;
     m_.params = plan.params.values();
     m_.iterations = plan.iterations;
-    m_.device = device;
+    m_.device = placement.device;
   }
 
-  Measurement run(const std::filesystem::path& trace_file) {
+  outcome::Measurement run(const std::filesystem::path& trace_file) {
     std::string phase = "setup";
     try {
       prepare(phase);
@@ -52,12 +52,12 @@ class Session {
       progress("teardown", "");
       plugin_->teardown(ctx_);
       check_device("teardown");
-      m_.status = Status::ok;
+      m_.status = outcome::Status::ok;
     } catch (const std::exception& e) {
-      m_.status = Status::failed;
+      m_.status = outcome::Status::failed;
       m_.reason = fmt::format("{}: {}", phase, e.what());
     } catch (...) {
-      m_.status = Status::failed;
+      m_.status = outcome::Status::failed;
       m_.reason = phase + ": an exception that is not a std::exception";
     }
     return std::move(m_);
@@ -80,9 +80,9 @@ class Session {
   void prepare(std::string& phase) {
     progress("setup", "");
     if (cuda_) {
-      cuda::select(0);
-      m_.environment = cuda::environment(0);
-      trace_.devices.push_back(cuda::properties(0));
+      cuda::select(placement_.index);
+      m_.environment = cuda::environment(placement_.index);
+      trace_.devices.push_back(cuda::properties(placement_.index));
     }
     plugin_ = plan_.plugin->create();
     m_.work = plugin_->work(plan_.params);
@@ -127,7 +127,7 @@ class Session {
     sync();
     check_device("host timing");
     m_.host = sampler.stats(seconds_since(start));
-    m_.host->iterations = m_.host->samples;
+    m_.host->iterations = m_.host->count;
   }
 
   // Device time per iteration as nvbench's batch measurement takes it: one CUDA event before and
@@ -184,13 +184,13 @@ class Session {
     trace_.process = static_cast<std::uint32_t>(::getpid());
     trace::link(trace_);
     trace::save(trace_, file);
-    m_.trace_file = file.string();
   }
 
   const series::ExperimentPlan& plan_;
+  Placement placement_;
   bool cuda_;
   const ExperimentEvents& events_;
-  Measurement m_;
+  outcome::Measurement m_;
   trace::Trace trace_;
   trace::HostRecorder recorder_{trace_};
   WorkerContext ctx_;
@@ -199,9 +199,9 @@ class Session {
 
 }  // namespace
 
-Measurement run_experiment(const series::ExperimentPlan& plan, Device device, const std::filesystem::path& trace_file,
-                           const ExperimentEvents& events) {
-  return Session(plan, device, events).run(trace_file);
+outcome::Measurement run_experiment(const series::ExperimentPlan& plan, const Placement& placement,
+                                    const std::filesystem::path& trace_file, const ExperimentEvents& events) {
+  return Session(plan, placement, events).run(trace_file);
 }
 
 }  // namespace expr::runner

@@ -1,3 +1,4 @@
+// The stopping rule and the robust summary of timing samples.
 #include "runner/sampler.hpp"
 
 #include <algorithm>
@@ -15,19 +16,19 @@ double median_of_sorted(const std::vector<double>& v) {
 
 // Standard deviation estimated from the median absolute deviation, relative to the median, and the
 // standard error of the median that follows from it (1.2533 sigma / sqrt(n) for near-normal data).
-struct Spread {
-  double median = 0, noise = 0, median_error = 0;
+struct Summary {
+  double median = 0, spread = 0, median_error = 0;
 };
 
-Spread spread(std::vector<double> v) {
+Summary summarise(std::vector<double> v) {
   std::sort(v.begin(), v.end());
-  Spread s;
+  Summary s;
   s.median = median_of_sorted(v);
   for (auto& x : v) x = std::fabs(x - s.median);
   std::sort(v.begin(), v.end());
   const double sigma = 1.4826 * median_of_sorted(v);
-  s.noise = s.median > 0 ? sigma / s.median : 0;
-  s.median_error = s.noise * 1.2533 / std::sqrt(static_cast<double>(v.size()));
+  s.spread = s.median > 0 ? sigma / s.median : 0;
+  s.median_error = s.spread * 1.2533 / std::sqrt(static_cast<double>(v.size()));
   return s;
 }
 
@@ -39,22 +40,23 @@ bool Sampler::done(double elapsed) {
   if (samples_.size() < static_cast<std::size_t>(criteria_.min_samples) || elapsed < criteria_.min_time) return false;
   if (samples_.size() < next_look_) return settled_;
   next_look_ = samples_.size() + samples_.size() / 8;
-  settled_ = spread(samples_).median_error <= criteria_.max_noise;
+  settled_ = summarise(samples_).median_error <= criteria_.max_noise;
   return settled_;
 }
 
-Stats Sampler::stats(double elapsed) const {
-  Stats s;
-  s.samples = samples_.size();
+outcome::Stats Sampler::stats(double elapsed) const {
+  outcome::Stats s;
+  s.count = samples_.size();
+  s.samples = samples_;
   s.seconds = elapsed;
   if (samples_.empty()) return s;
-  const auto sp = spread(samples_);
+  const auto sp = summarise(samples_);
   s.median = sp.median;
-  s.noise = sp.noise;
+  s.spread = sp.spread;
   s.min = *std::min_element(samples_.begin(), samples_.end());
   s.max = *std::max_element(samples_.begin(), samples_.end());
-  s.mean = std::accumulate(samples_.begin(), samples_.end(), 0.0) / static_cast<double>(s.samples);
-  s.converged = s.samples >= static_cast<std::size_t>(criteria_.min_samples) && sp.median_error <= criteria_.max_noise;
+  s.mean = std::accumulate(samples_.begin(), samples_.end(), 0.0) / static_cast<double>(s.count);
+  s.converged = s.count >= static_cast<std::size_t>(criteria_.min_samples) && sp.median_error <= criteria_.max_noise;
   return s;
 }
 

@@ -7,25 +7,24 @@
 
 #include <vector>
 
-#include "runner/measurement.hpp"
-#include "series/series.hpp"
+#include "outcome/measurement.hpp"
 
 namespace expr::runner {
 
 class Sampler {
  public:
-  explicit Sampler(const series::Iterations& criteria) : criteria_(criteria) {}
+  explicit Sampler(const outcome::Iterations& criteria) : criteria_(criteria) {}
 
   void add(double ns) { samples_.push_back(ns); }
   void add(const std::vector<double>& ns) { samples_.insert(samples_.end(), ns.begin(), ns.end()); }
   // Cheap to call after every sample: the samples are summarised again only when they have grown
   // by an eighth since the last look.
   bool done(double elapsed_seconds);
-  Stats stats(double elapsed_seconds) const;
+  outcome::Stats stats(double elapsed_seconds) const;
   std::size_t count() const { return samples_.size(); }
 
  private:
-  series::Iterations criteria_;
+  outcome::Iterations criteria_;
   std::vector<double> samples_;
   std::size_t next_look_ = 0;
   bool settled_ = false;

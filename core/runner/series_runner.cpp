@@ -1,3 +1,4 @@
+// The parent's side of a run: placing experiments, starting their workers, collecting results.
 #include "runner/series_runner.hpp"
 
 #include <fmt/format.h>
@@ -5,10 +6,8 @@
 #include <regex>
 
 #include "device/cuda.hpp"
-#include "runner/experiment.hpp"
-#include "runner/measurement_json.hpp"
+#include "outcome/measurement_json.hpp"
 #include "runner/worker.hpp"
-#include "trace/trace_file.hpp"
 
 namespace expr::runner {
 
@@ -21,6 +20,7 @@ DeviceProbe probe_devices() {
       [](Channel& channel) {
         const auto a = cuda::probe();
         nlohmann::json j{{"type", "result"}, {"devices", a.devices}, {"unavailable", a.reason}};
+        // The run's environment block names the first device; each experiment records its own.
         j["environment"] = a.devices > 0 ? cuda::environment(0) : std::map<std::string, std::string>{};
         channel.send(j);
       },
@@ -37,8 +37,6 @@ DeviceProbe probe_devices() {
   return probe;
 }
 
-fs::path experiment_dir(const fs::path& run_dir, const std::string& experiment) { return run_dir / "experiments" / experiment; }
-
 namespace {
 
 bool supports(const series::ExperimentPlan& e, Device d) {
@@ -46,7 +44,7 @@ bool supports(const series::ExperimentPlan& e, Device d) {
   return std::find(devices.begin(), devices.end(), d) != devices.end();
 }
 
-// The device an experiment runs on, or the reason it cannot run.
+// The kind of device an experiment runs on, or the reason it cannot run.
 std::variant<Device, std::string> choose_device(const series::ExperimentPlan& e, const DeviceProbe& probe,
                                                 const std::optional<Device>& forced) {
   const bool has_cuda = probe.devices > 0;
@@ -67,13 +65,13 @@ std::variant<Device, std::string> choose_device(const series::ExperimentPlan& e,
   return std::string("no device");
 }
 
-Measurement skipped(const series::ExperimentPlan& e, std::string reason) {
-  Measurement m;
+outcome::Measurement skipped(const series::ExperimentPlan& e, std::string reason) {
+  outcome::Measurement m;
   m.experiment = e.name;
   m.plugin = e.plugin->description().name;
   m.params = e.params.values();
   m.iterations = e.iterations;
-  m.status = Status::skipped;
+  m.status = outcome::Status::skipped;
   m.reason = std::move(reason);
   return m;
 }
@@ -95,89 +93,96 @@ std::string_view level_name(LogLevel l) {
   return "info";
 }
 
-Measurement run_isolated(const series::ExperimentPlan& e, Device device, const fs::path& run_dir, RunObserver& observer) {
-  const auto dir = experiment_dir(run_dir, e.name);
-  fs::create_directories(dir);
-  const auto trace_file = dir / "expr_trace.json";
-  const auto log_file = dir / "worker.log";
-  std::string last_phase = "start";
-  std::string error;
-
-  const auto exit = run_in_worker(
-      [&](Channel& channel) {
-        ExperimentEvents events{
-            [&](std::string_view phase, std::string_view detail) {
-              channel.send({{"type", "progress"}, {"phase", phase}, {"detail", detail}});
-            },
-            [&](LogLevel level, std::string_view message) {
-              channel.send({{"type", "log"}, {"level", level_name(level)}, {"message", message}});
-            }};
-        const auto m = run_experiment(e, device, trace_file, events);
-        auto j = to_json(m);
-        j["type"] = "result";
-        channel.send(j);
+// The worker's job: one experiment, its events sent up the channel as they happen.
+void experiment_job(Channel& channel, const series::ExperimentPlan& e, const Placement& placement, const ExperimentFiles& files) {
+  ExperimentEvents events{
+      [&](std::string_view phase, std::string_view detail) {
+        channel.send({{"type", "progress"}, {"phase", phase}, {"detail", detail}});
       },
-      {e.timeout, log_file, [&](const nlohmann::json& message) {
-         const auto type = message.value("type", "");
-         if (type == "progress") {
-           last_phase = message.value("phase", "");
-           observer.progress(last_phase, message.value("detail", ""));
-         } else if (type == "log") {
-           observer.log(e.name, level_from(message.value("level", "info")), message.value("message", ""));
-         } else if (type == "error") {
-           error = message.value("message", "");
-         }
-       }});
+      [&](LogLevel level, std::string_view message) {
+        channel.send({{"type", "log"}, {"level", level_name(level)}, {"message", message}});
+      }};
+  auto j = outcome::to_json(run_experiment(e, placement, files.trace, events));
+  j["type"] = "result";
+  channel.send(j);
+}
 
-  Measurement m;
+// What the parent knows of an experiment once its worker is gone: the worker's own result, or why
+// there is none.
+outcome::Measurement conclude(const series::ExperimentPlan& e, const Placement& placement, const ExperimentFiles& files,
+                              const WorkerExit& exit, const std::string& last_phase, const std::string& error) {
+  outcome::Measurement m;
   if (exit.result) {
-    m = measurement_from_json(*exit.result);
+    m = outcome::measurement_from_json(*exit.result);
   } else {
     m = skipped(e, "");
-    m.device = device;
-    const auto log_tail = tail(log_file, 5);
+    m.device = placement.device;
     if (exit.how == WorkerExit::How::timed_out) {
-      m.status = Status::timed_out;
+      m.status = outcome::Status::timed_out;
       m.reason = fmt::format("no result after the {} s timeout (last phase: {})", e.timeout, last_phase);
     } else {
-      m.status = Status::crashed;
+      m.status = outcome::Status::crashed;
       m.reason = fmt::format("the worker {} during {}{}", exit.describe(), last_phase, error.empty() ? "" : ": " + error);
     }
-    if (!log_tail.empty()) m.reason += "; worker.log ends with:\n" + log_tail;
+    if (const auto log_tail = tail(files.log, 5); !log_tail.empty()) m.reason += "; worker.log ends with:\n" + log_tail;
   }
-  // The trace file is kept relative to the run directory, so the directory can move.
-  if (fs::exists(trace_file)) {
-    m.trace_file = fs::relative(trace_file, run_dir).string();
-    try {
-      m.trace = std::make_shared<trace::Trace>(trace::load(trace_file));
-    } catch (const std::exception& ex) {
-      m.reason += (m.reason.empty() ? "" : "; ") + std::string("trace unreadable: ") + ex.what();
-    }
-  } else {
-    m.trace_file.clear();
-  }
+  if (fs::exists(files.trace)) m.trace = outcome::TraceSource(files.trace);
   return m;
 }
+
+// One experiment in flight.
+struct Running {
+  std::string last_phase = "start";
+  std::string error;
+};
 
 }  // namespace
 
 void run_series(const series::Plan& plan, const DeviceProbe& probe, const RunOptions& options, RunObserver& observer) {
   std::optional<std::regex> filter;
   if (options.filter) filter.emplace(*options.filter, std::regex::ECMAScript);
-  const auto total = plan.experiments.size();
-  for (std::size_t i = 0; i < total; ++i) {
-    const auto& e = plan.experiments[i];
-    observer.started(e, i, total);
-    if (filter && !std::regex_search(e.name, *filter)) {
-      observer.finished(skipped(e, "filtered out by --filter"));
-      continue;
+  // One slot per device in use; the per-GPU scheduler will hand out more than device 0.
+  constexpr std::size_t slots = 1;
+  WorkerPool pool;
+  std::map<std::string, Running> running;
+  auto next = plan.experiments.begin();
+  while (next != plan.experiments.end() || pool.running() > 0) {
+    while (next != plan.experiments.end() && pool.running() < slots) {
+      const auto& e = *next++;
+      if (filter && !std::regex_search(e.name, *filter)) {
+        observer.finished(skipped(e, "filtered out by --filter"));
+        continue;
+      }
+      const auto device = choose_device(e, probe, options.device);
+      if (const auto* why = std::get_if<std::string>(&device)) {
+        observer.finished(skipped(e, *why));
+        continue;
+      }
+      const Placement placement{std::get<Device>(device), 0};
+      const auto files = options.files(e.name);
+      auto& state = running[e.name];
+      observer.started(e, placement);
+      pool.start([&e, placement, files](Channel& channel) { experiment_job(channel, e, placement, files); },
+                 {e.timeout, files.log,
+                  [&observer, &state, &e](const nlohmann::json& message) {
+                    const auto type = message.value("type", "");
+                    if (type == "progress") {
+                      state.last_phase = message.value("phase", "");
+                      observer.progress(e.name, state.last_phase, message.value("detail", ""));
+                    } else if (type == "log") {
+                      observer.log(e.name, level_from(message.value("level", "info")), message.value("message", ""));
+                    } else if (type == "error") {
+                      state.error = message.value("message", "");
+                    }
+                  },
+                  [&observer, &running, &e, placement, files](WorkerExit exit) {
+                    const auto& state = running.at(e.name);
+                    auto m = conclude(e, placement, files, exit, state.last_phase, state.error);
+                    running.erase(e.name);
+                    observer.finished(std::move(m));
+                  }});
     }
-    const auto device = choose_device(e, probe, options.device);
-    if (const auto* why = std::get_if<std::string>(&device)) {
-      observer.finished(skipped(e, *why));
-      continue;
-    }
-    observer.finished(run_isolated(e, std::get<Device>(device), options.run_dir, observer));
+    pool.wait();
   }
 }
 

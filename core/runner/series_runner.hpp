@@ -1,13 +1,16 @@
-// Runs the experiments of a plan one after another, each in its own worker process, and tells an
-// observer what happens so results can be written as soon as each experiment ends.
+// Runs the experiments of a plan, each in its own worker process on the device it is placed on,
+// and tells an observer what happens, experiment by experiment, so results can be written as soon
+// as each one ends. The parent waits on all its workers at once; today it keeps one busy at a time.
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
 
-#include "runner/measurement.hpp"
+#include "outcome/measurement.hpp"
+#include "runner/experiment.hpp"
 #include "series/plan.hpp"
 
 namespace expr::runner {
@@ -20,24 +23,30 @@ struct DeviceProbe {
 };
 DeviceProbe probe_devices();
 
+// Where a worker leaves its files; the run directory (report/run_directory.hpp) decides.
+struct ExperimentFiles {
+  std::filesystem::path trace;  // the native trace of the traced iterations
+  std::filesystem::path log;    // the worker's stdout and stderr
+};
+
 struct RunOptions {
-  std::filesystem::path run_dir;
+  std::function<ExperimentFiles(const std::string& experiment)> files;
   std::optional<std::string> filter;  // regex on experiment names; others are recorded as skipped
   std::optional<Device> device;       // overrides the series' choice
 };
 
+// Callbacks name the experiment they are about: with several workers, events of different
+// experiments interleave.
 class RunObserver {
  public:
   virtual ~RunObserver() = default;
-  virtual void started(const series::ExperimentPlan& experiment, std::size_t index, std::size_t total) = 0;
-  virtual void progress(std::string_view phase, std::string_view detail) = 0;
-  virtual void log(std::string_view experiment, LogLevel level, std::string_view message) = 0;
-  // With the trace loaded, if one was recorded.
-  virtual void finished(const Measurement& measurement) = 0;
+  virtual void started(const series::ExperimentPlan& experiment, const Placement& placement) = 0;
+  virtual void progress(const std::string& experiment, std::string_view phase, std::string_view detail) = 0;
+  virtual void log(const std::string& experiment, LogLevel level, std::string_view message) = 0;
+  // Once per experiment of the plan, skipped ones included, in no promised order. The trace, if
+  // one was recorded, is found through measurement.trace.
+  virtual void finished(outcome::Measurement measurement) = 0;
 };
-
-// Paths inside a run directory.
-std::filesystem::path experiment_dir(const std::filesystem::path& run_dir, const std::string& experiment);
 
 void run_series(const series::Plan& plan, const DeviceProbe& probe, const RunOptions& options, RunObserver& observer);
 

@@ -1,3 +1,4 @@
+// Forking, watching and reaping worker processes.
 #include "runner/worker.hpp"
 
 #include <fcntl.h>
@@ -7,11 +8,13 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <deque>
 #include <fstream>
 #include <stdexcept>
+#include <vector>
 
 namespace expr::runner {
 
@@ -74,69 +77,114 @@ namespace {
 
 }  // namespace
 
-WorkerExit run_in_worker(const std::function<void(Channel&)>& job, const WorkerOptions& options) {
+WorkerPool::~WorkerPool() {
+  for (auto& [fd, w] : workers_) {
+    ::kill(-w.pid, SIGKILL);
+    ::close(fd);
+    while (::waitpid(w.pid, nullptr, 0) < 0 && errno == EINTR) {
+    }
+  }
+}
+
+void WorkerPool::start(const std::function<void(Channel&)>& job, WorkerOptions options) {
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error(std::string("cannot create a pipe: ") + std::strerror(errno));
   std::fflush(nullptr);
   const pid_t pid = ::fork();
-  if (pid < 0) throw std::runtime_error(std::string("cannot start a worker process: ") + std::strerror(errno));
+  if (pid < 0) {
+    ::close(fds[0]);
+    ::close(fds[1]);
+    throw std::runtime_error(std::string("cannot start a worker process: ") + std::strerror(errno));
+  }
   if (pid == 0) {
     ::close(fds[0]);
     child(job, fds[1], options.log_file);
   }
   ::close(fds[1]);
   ::setpgid(pid, pid);
+  Worker w;
+  w.pid = pid;
+  w.deadline = options.timeout_seconds > 0
+                   ? std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                                            std::chrono::duration<double>(options.timeout_seconds))
+                   : std::chrono::steady_clock::time_point::max();
+  w.options = std::move(options);
+  workers_.emplace(fds[0], std::move(w));
+}
 
-  using clock = std::chrono::steady_clock;
-  const auto deadline = clock::now() + std::chrono::duration<double>(options.timeout_seconds);
-  WorkerExit exit;
-  std::string pending;
+void WorkerPool::wait() {
+  if (workers_.empty()) return;
+  const auto now = std::chrono::steady_clock::now();
+  // A child past its deadline is stopped before anything else is read.
+  for (auto it = workers_.begin(); it != workers_.end();) {
+    const auto fd = (it++)->first;
+    if (workers_.at(fd).deadline <= now) finish(fd, true);
+  }
+  if (workers_.empty()) return;
+  auto next_deadline = std::chrono::steady_clock::time_point::max();
+  std::vector<pollfd> fds;
+  for (const auto& [fd, w] : workers_) {
+    fds.push_back({fd, POLLIN, 0});
+    next_deadline = std::min(next_deadline, w.deadline);
+  }
+  int wait_ms = -1;
+  if (next_deadline != std::chrono::steady_clock::time_point::max())
+    wait_ms = static_cast<int>(std::clamp<long long>(
+        std::chrono::duration_cast<std::chrono::milliseconds>(next_deadline - now).count() + 1, 0, 1000));
+  const int ready = ::poll(fds.data(), fds.size(), wait_ms);
+  if (ready <= 0) return;  // a timeout came due, or a signal: the next call looks again
+  for (const auto& p : fds)
+    if (p.revents != 0) read_from(p.fd);
+}
+
+void WorkerPool::read_from(int fd) {
+  auto& w = workers_.at(fd);
   char buffer[65536];
-  bool open = true;
-  while (open) {
-    int wait_ms = -1;
-    if (options.timeout_seconds > 0) {
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock::now()).count();
-      if (left <= 0) {
-        ::kill(-pid, SIGKILL);
-        exit.how = WorkerExit::How::timed_out;
-        break;
-      }
-      wait_ms = static_cast<int>(std::min<long long>(left, 1000));
-    }
-    pollfd p{fds[0], POLLIN, 0};
-    const int ready = ::poll(&p, 1, wait_ms);
-    if (ready < 0 && errno != EINTR) break;
-    if (ready <= 0) continue;
-    const auto n = ::read(fds[0], buffer, sizeof buffer);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      open = false;
-      break;
-    }
-    pending.append(buffer, static_cast<std::size_t>(n));
-    for (std::size_t nl; (nl = pending.find('\n')) != std::string::npos;) {
-      const auto line = pending.substr(0, nl);
-      pending.erase(0, nl + 1);
-      auto message = nlohmann::json::parse(line, nullptr, false);
-      if (message.is_discarded()) continue;
-      if (message.value("type", "") == "result") exit.result = std::move(message);
-      else if (options.on_message) options.on_message(message);
-    }
+  const auto n = ::read(fd, buffer, sizeof buffer);
+  if (n < 0 && errno == EINTR) return;
+  if (n <= 0) {
+    finish(fd, false);
+    return;
   }
-  ::close(fds[0]);
+  w.pending.append(buffer, static_cast<std::size_t>(n));
+  for (std::size_t nl; (nl = w.pending.find('\n')) != std::string::npos;) {
+    auto message = nlohmann::json::parse(std::string_view(w.pending).substr(0, nl), nullptr, false);
+    w.pending.erase(0, nl + 1);
+    if (message.is_discarded()) continue;
+    if (message.value("type", "") == "result") w.result = std::move(message);
+    else if (w.options.on_message) w.options.on_message(message);
+  }
+}
+
+void WorkerPool::finish(int fd, bool timed_out) {
+  auto node = workers_.extract(fd);
+  auto& w = node.mapped();
+  if (timed_out) ::kill(-w.pid, SIGKILL);
+  ::close(fd);
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  while (::waitpid(w.pid, &status, 0) < 0 && errno == EINTR) {
   }
-  if (exit.how == WorkerExit::How::timed_out) return exit;
-  if (WIFSIGNALED(status)) {
+  WorkerExit exit;
+  exit.result = std::move(w.result);
+  if (timed_out) {
+    exit.how = WorkerExit::How::timed_out;
+  } else if (WIFSIGNALED(status)) {
     exit.how = WorkerExit::How::crashed;
     exit.signal = WTERMSIG(status);
   } else if (WIFEXITED(status)) {
     exit.exit_code = WEXITSTATUS(status);
     exit.how = exit.result ? WorkerExit::How::finished : WorkerExit::How::crashed;
   }
-  return exit;
+  if (w.options.on_exit) w.options.on_exit(std::move(exit));
+}
+
+WorkerExit run_in_worker(const std::function<void(Channel&)>& job, WorkerOptions options) {
+  WorkerExit out;
+  options.on_exit = [&](WorkerExit e) { out = std::move(e); };
+  WorkerPool pool;
+  pool.start(job, std::move(options));
+  while (pool.running() > 0) pool.wait();
+  return out;
 }
 
 }  // namespace expr::runner

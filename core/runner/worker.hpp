@@ -1,10 +1,17 @@
-// Runs a job in a forked worker process, so that a crash, a hang or a CUDA error in a plugin
-// becomes that job's result instead of the end of the series. The parent never touches CUDA:
-// whatever needs the device happens in the child.
+// Worker processes: each job runs in a forked child, so that a crash, a hang or a CUDA error in a
+// plugin becomes that job's result instead of the end of the series. The parent never touches
+// CUDA: whatever needs the device happens in a child. A WorkerPool watches several children at
+// once (one poll over their pipes, each child's timeout enforced), so the parent can keep one
+// worker per device busy; run_in_worker is the one-job case.
 #pragma once
 
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstddef>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -30,12 +37,42 @@ struct WorkerExit {
 };
 
 struct WorkerOptions {
-  double timeout_seconds = 0;           // 0: none
-  std::filesystem::path log_file;       // the child's stdout and stderr
+  double timeout_seconds = 0;      // 0: none
+  std::filesystem::path log_file;  // the child's stdout and stderr
   std::function<void(const nlohmann::json&)> on_message;  // every message but the result, as it arrives
+  std::function<void(WorkerExit)> on_exit;                // once, after the child is reaped
 };
 
-WorkerExit run_in_worker(const std::function<void(Channel&)>& job, const WorkerOptions& options);
+class WorkerPool {
+ public:
+  WorkerPool() = default;
+  ~WorkerPool();  // kills and reaps whatever still runs
+  WorkerPool(const WorkerPool&) = delete;
+  WorkerPool& operator=(const WorkerPool&) = delete;
+
+  // Forks a child that runs `job` and exits. Throws std::runtime_error when no process can be made.
+  void start(const std::function<void(Channel&)>& job, WorkerOptions options);
+  std::size_t running() const { return workers_.size(); }
+  // Blocks until some child has said something or ended (or a timeout came due), and hands that to
+  // its callbacks. Returns at once when nothing runs.
+  void wait();
+
+ private:
+  struct Worker {
+    pid_t pid = 0;
+    WorkerOptions options;
+    std::chrono::steady_clock::time_point deadline;
+    std::string pending;  // a message not yet complete
+    std::optional<nlohmann::json> result;
+  };
+  void read_from(int fd);
+  void finish(int fd, bool timed_out);
+
+  std::map<int, Worker> workers_;  // by the read end of the child's pipe
+};
+
+// Runs one job in a worker and waits for it.
+WorkerExit run_in_worker(const std::function<void(Channel&)>& job, WorkerOptions options);
 
 // The last lines of a log file, for a failure reason.
 std::string tail(const std::filesystem::path& file, std::size_t lines);

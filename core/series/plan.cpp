@@ -77,23 +77,16 @@ Params bind_params(const ExperimentSpec& x, const Description& d, std::vector<ut
   return Params(std::move(values));
 }
 
-// An expectation error's place: the check's own position plus the offset into its text.
-util::Problem at(const util::SourcePos& pos, const expect::SyntaxError& e, const std::string& text) {
-  return {pos.column > 0 ? pos.shifted(static_cast<int>(e.offset())) : pos,
-          fmt::format("{}\n    {}\n    {}^", e.what(), text, std::string(e.offset(), ' '))};
-}
-
 }  // namespace
 
 Plan plan(const Series& series, loader::PluginCatalog& plugins) {
   std::vector<util::Problem> problems;
   Plan p{series.file, series.name, series.description, {}};
-  std::vector<std::string> names;
-  for (const auto& x : series.experiments) names.push_back(x.name.value);
-
   for (const auto& x : series.experiments) {
     ExperimentPlan e;
     e.name = x.name.value;
+    e.name_pos = x.name.pos;
+    e.plugin_pos = x.plugin.pos;
     e.description = x.description;
     e.device = x.device.value;
     e.iterations = x.iterations;
@@ -108,27 +101,13 @@ Plan plan(const Series& series, loader::PluginCatalog& plugins) {
     e.params = bind_params(x, d, problems);
     // Where a plugin can run depends on how it was built (a CPU-only LibTorch, say): the runner
     // skips what cannot run here, with the reason, so the same series validates everywhere.
-    for (const auto& spec : x.expectations) {
-      try {
-        e.expectations.push_back({expect::compile(spec.check, names), "series", spec.required, spec.why, spec.pos});
-      } catch (const expect::SyntaxError& err) {
-        problems.push_back(at(spec.pos, err, spec.check));
-      }
-    }
+    e.guesses = x.guesses;
     if (x.plugin_guesses) {
-      std::vector<Guess> guesses;
       try {
-        guesses = e.plugin->create()->guesses(e.params);
+        for (auto& g : e.plugin->create()->guesses(e.params))
+          e.guesses.push_back({std::move(g.check), {e.plugin->file().string(), 0, 0}, false, std::move(g.why), GuessOrigin::plugin});
       } catch (const std::exception& err) {
         problems.push_back({x.plugin.pos, fmt::format("plugin {}: guesses() failed: {}", d.name, err.what())});
-      }
-      for (std::size_t i = 0; i < guesses.size(); ++i) {
-        const util::SourcePos where{e.plugin->file().string(), 0, 0};
-        try {
-          e.expectations.push_back({expect::compile(guesses[i].check, names), "plugin", false, guesses[i].why, where});
-        } catch (const expect::SyntaxError& err) {
-          problems.push_back({x.plugin.pos, fmt::format("plugin {} guess {} ('{}'): {}", d.name, i + 1, guesses[i].check, err.what())});
-        }
       }
     }
     p.experiments.push_back(std::move(e));

@@ -1,34 +1,27 @@
-// A series checked against its plugins: typed parameters, compiled expectations (the series' own
-// and the plugin's guesses), and everything the runner needs. Nothing runs before this succeeds.
+// A series checked against its plugins: typed parameters, the guesses to check (the series' own
+// and the plugin's, as written: expect/guesses.hpp compiles them), and everything the runner
+// needs. Nothing runs before this and the compilation of its guesses succeed.
 #pragma once
 
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "expect/check.hpp"
 #include "loader/plugin_library.hpp"
 #include "series/series.hpp"
 
 namespace expr::series {
 
-struct Expectation {
-  expect::Check check;
-  std::string source;  // "series" or "plugin"
-  bool required = false;
-  std::string why;
-  util::SourcePos pos;
-};
-
 struct ExperimentPlan {
   std::string name;
+  util::SourcePos name_pos, plugin_pos;  // where the series names the experiment and its plugin
   std::string description;
   std::shared_ptr<const loader::PluginLibrary> plugin;
   Params params;
   DeviceChoice device = DeviceChoice::auto_;
   Iterations iterations;
   double timeout = 0;
-  std::vector<Expectation> expectations;
+  std::vector<GuessSpec> guesses;  // the series' own first, then the plugin's
 };
 
 struct Plan {
@@ -38,8 +31,8 @@ struct Plan {
   std::vector<ExperimentPlan> experiments;
 };
 
-// Throws util::InputError listing every problem: unknown plugins, parameters or metrics, values of
-// the wrong type, expectations that do not parse, each at file:line:column.
+// Throws util::InputError listing every problem: unknown plugins or parameters, values of the wrong
+// type, a plugin whose guesses() fails, each at file:line:column.
 Plan plan(const Series& series, loader::PluginCatalog& plugins);
 
 // A parameter's text as the plugin's declared type; throws std::invalid_argument with the reason.

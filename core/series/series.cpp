@@ -9,10 +9,11 @@
 #include <set>
 #include <sstream>
 
-#include "analysis/metrics.hpp"
 #include "util/text.hpp"
 
 namespace expr::series {
+
+std::string_view to_string(GuessOrigin origin) { return origin == GuessOrigin::plugin ? "plugin" : "series"; }
 
 std::string_view to_string(DeviceChoice d) {
   switch (d) {
@@ -138,7 +139,7 @@ class Reader {
     }
   }
 
-  void expectations(const YAML::Node& n, std::vector<ExpectationSpec>& out) {
+  void guesses(const YAML::Node& n, std::vector<GuessSpec>& out) {
     if (!n.IsSequence()) {
       problem(n, "expect must be a list of checks, one per line starting with '- '");
       return;
@@ -154,7 +155,7 @@ class Reader {
         problem(e, "an expectation written as a mapping needs 'check: <expectation>'");
         continue;
       }
-      ExpectationSpec spec;
+      GuessSpec spec;
       spec.check = string(e["check"], "check").value_or("");
       spec.pos = text_pos(e["check"]);
       if (e["required"]) spec.required = boolean(e["required"], "required").value_or(false);
@@ -223,7 +224,7 @@ Series read(const std::filesystem::path& file) {
     if (d["params"]) r.params(d["params"], defaults.params, true);
     if (d["iterations"]) r.iterations(d["iterations"], defaults.iterations);
     if (d["timeout"]) defaults.timeout = r.number(d["timeout"], "timeout", true, 0.001, 86400).value_or(defaults.timeout);
-    if (d["expect"]) r.expectations(d["expect"], defaults.expectations);  // checked for every experiment
+    if (d["expect"]) r.guesses(d["expect"], defaults.guesses);  // checked for every experiment
   }
 
   const auto experiments = root["experiments"];
@@ -241,8 +242,6 @@ Series read(const std::filesystem::path& file) {
         if (!is_identifier(*name))
           r.problem(e["name"], fmt::format("experiment name '{}' must be an identifier (letters, digits, _), so "
                                            "expectations can refer to it as {}.gpu_time", *name, *name));
-        else if (analysis::find_metric(*name))
-          r.problem(e["name"], fmt::format("experiment name '{}' is also a metric; expectations could not tell them apart", *name));
         else if (!names.insert(*name).second)
           r.problem(e["name"], fmt::format("a second experiment named '{}'", *name));
       }
@@ -254,7 +253,7 @@ Series read(const std::filesystem::path& file) {
       if (e["iterations"]) r.iterations(e["iterations"], x.iterations);
       if (e["timeout"]) x.timeout = r.number(e["timeout"], "timeout", true, 0.001, 86400).value_or(x.timeout);
       if (e["plugin_guesses"]) x.plugin_guesses = r.boolean(e["plugin_guesses"], "plugin_guesses").value_or(true);
-      if (e["expect"]) r.expectations(e["expect"], x.expectations);
+      if (e["expect"]) r.guesses(e["expect"], x.guesses);
       s.experiments.push_back(std::move(x));
     }
   }

@@ -7,20 +7,12 @@
 #include <string>
 #include <vector>
 
+#include "outcome/measurement.hpp"
 #include "util/source.hpp"
 
 namespace expr::series {
 
-// How much to run. Timed sampling stops once the median is known to within max_noise (after
-// min_samples and min_time) or once max_time is spent; runner/sampler.hpp says how.
-struct Iterations {
-  int warmup = 3;
-  int traced = 3;
-  int min_samples = 10;
-  double min_time = 0.2;   // seconds
-  double max_time = 3.0;   // seconds, per timing loop
-  double max_noise = 0.005; // standard error of the median, relative to it
-};
+using outcome::Iterations;
 
 enum class DeviceChoice { auto_, cpu, cuda };
 std::string_view to_string(DeviceChoice d);
@@ -40,11 +32,17 @@ struct RawParam {
   bool from_defaults = false;  // series-wide: applies only to plugins that declare it
 };
 
-struct ExpectationSpec {
+// A guess as written: in the series file (`expect:`) or returned by the plugin's guesses().
+// expect/guesses.hpp compiles it; report/ keeps it with its judgement.
+enum class GuessOrigin { series, plugin };
+std::string_view to_string(GuessOrigin origin);
+
+struct GuessSpec {
   std::string check;
-  util::SourcePos pos;  // of the check's first character
+  util::SourcePos pos;  // of the check's first character; for a plugin's guess, the plugin file
   bool required = false;
   std::string why;
+  GuessOrigin origin = GuessOrigin::series;
 };
 
 struct ExperimentSpec {
@@ -55,7 +53,7 @@ struct ExperimentSpec {
   Located<DeviceChoice> device;
   Iterations iterations;
   double timeout = 0;  // seconds
-  std::vector<ExpectationSpec> expectations;
+  std::vector<GuessSpec> guesses;
   bool plugin_guesses = true;  // also check the guesses the plugin states
 };
 

@@ -28,7 +28,7 @@ experiments:
 )");
   INFO(o.all());
   CHECK(o.exit_code == 0);
-  CHECK(o.out.find("series ok is valid: 1 experiments, 2 expectations") != std::string::npos);
+  CHECK(o.out.find("series ok is valid: 1 experiments, 2 guesses") != std::string::npos);
 }
 
 TEST_CASE("malformed YAML names the line and column") {

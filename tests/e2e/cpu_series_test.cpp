@@ -8,7 +8,7 @@
 #include "harness.hpp"
 
 namespace fs = std::filesystem;
-using e2e::expectation;
+using e2e::guess;
 using e2e::experiment;
 
 namespace {
@@ -25,7 +25,8 @@ fs::path cpu_run() {
 
 TEST_CASE("the CPU series confirms the hidden clone of out-of-place masked_fill from the op trace") {
   const auto results = e2e::read_json(cpu_run() / "results.json");
-  CHECK(results.at("schema") == "expr.results/1");
+  CHECK(results.at("schema") == "expr.results/2");
+  CHECK(!results.at("run").at("id").get<std::string>().empty());
   const auto& naive = experiment(results, "naive");
   const auto& inplace = experiment(results, "naive_inplace");
   CHECK(naive.at("status") == "ok");
@@ -33,22 +34,24 @@ TEST_CASE("the CPU series confirms the hidden clone of out-of-place masked_fill 
   CHECK(naive.at("device") == "cpu");
 
   // The plugin's own guesses, checked against the ATen op trace.
-  CHECK(expectation(naive, "ops(\"^aten::clone$\") == 1").at("verdict") == "confirmed");
-  CHECK(expectation(inplace, "ops(\"^aten::clone$\") == 0").at("verdict") == "confirmed");
+  CHECK(guess(naive, "ops(\"^aten::clone$\") == 1").at("verdict") == "confirmed");
+  CHECK(guess(inplace, "ops(\"^aten::clone$\") == 0").at("verdict") == "confirmed");
   // The series' guesses, one of them comparing the two experiments.
-  const auto& extra_copy = expectation(naive, "ops(\"^aten::copy_$\") == naive_inplace.ops(\"^aten::copy_$\") + 1");
+  const auto& extra_copy = guess(naive, "ops(\"^aten::copy_$\") == naive_inplace.ops(\"^aten::copy_$\") + 1");
   CHECK(extra_copy.at("verdict") == "confirmed");
   CHECK(extra_copy.at("evidence").get<std::string>().find("aten::copy_") != std::string::npos);
-  CHECK(expectation(inplace, "ops < naive.ops").at("verdict") == "confirmed");
+  CHECK(guess(inplace, "ops < naive.ops").at("verdict") == "confirmed");
 
   // Device-only guesses are never passed silently on a CPU run.
-  const auto& dtod = expectation(inplace, "copies(kind=DtoD) == 0");
+  const auto& dtod = guess(inplace, "copies(kind=DtoD) == 0");
   CHECK(dtod.at("verdict") == "not evaluable");
   CHECK(dtod.at("reason").get<std::string>().find("needs device tracing") != std::string::npos);
 
   // Correctness against the float64 reference and timings are recorded.
   CHECK(naive.at("correctness").at(0).at("ok") == true);
-  CHECK(naive.at("timing").at("host").at("samples").get<int>() >= 10);
+  CHECK(naive.at("timing").at("host").at("count").get<int>() >= 10);
+  // Every raw sample is kept, for comparisons between runs.
+  CHECK(naive.at("timing").at("host").at("samples_ns").size() == naive.at("timing").at("host").at("count").get<std::size_t>());
   CHECK(naive.at("timing").at("first_call_ns").get<double>() > 0);
   CHECK(results.at("environment").at("libtorch").get<std::string>().size() > 0);
 }
@@ -91,8 +94,8 @@ TEST_CASE("show prints the stored report and replay reaches the same verdicts fr
   const auto a = e2e::read_json(dir / "run" / "results.json");
   const auto b = e2e::read_json(dir / "replayed" / "results.json");
   for (const auto& name : {"naive", "naive_inplace"}) {
-    const auto& xa = experiment(a, name).at("expectations");
-    const auto& xb = experiment(b, name).at("expectations");
+    const auto& xa = e2e::guesses(experiment(a, name));
+    const auto& xb = e2e::guesses(experiment(b, name));
     REQUIRE(xa.size() == xb.size());
     for (std::size_t i = 0; i < xa.size(); ++i) {
       CHECK(xa[i].at("check") == xb[i].at("check"));
@@ -123,7 +126,7 @@ TEST_CASE("--filter runs only the matching experiments and records the others as
   CHECK(experiment(results, "naive").at("status") == "skipped");
   CHECK(experiment(results, "naive").at("reason") == "filtered out by --filter");
   // A guess that reads the skipped experiment cannot be judged, and says why.
-  const auto& cross = expectation(experiment(results, "naive_inplace"), "ops < naive.ops");
+  const auto& cross = guess(experiment(results, "naive_inplace"), "ops < naive.ops");
   CHECK(cross.at("verdict") == "not evaluable");
   CHECK(cross.at("reason").get<std::string>().find("filtered out") != std::string::npos);
 }
@@ -159,6 +162,6 @@ experiments:
   const auto& gpu = experiment(results, "on_gpu");
   CHECK(gpu.at("status") == "skipped");
   CHECK(gpu.at("reason").get<std::string>().find("cuda") != std::string::npos);
-  CHECK(expectation(gpu, "kernels == 5").at("verdict") == "not evaluable");
+  CHECK(guess(gpu, "kernels == 5").at("verdict") == "not evaluable");
   CHECK(experiment(results, "on_cpu").at("status") == "ok");
 }

@@ -35,11 +35,11 @@ experiments:
   for (const auto& name : {"healthy_before", "healthy_after"}) {
     const auto& healthy = experiment(results, name);
     CHECK(healthy.at("status") == "ok");
-    CHECK(healthy.at("timing").at("host").at("samples").get<int>() >= 5);
-    CHECK(e2e::expectation(healthy, "ranges(\"^sum$\") == 1").at("verdict") == "confirmed");  // the plugin's guess
+    CHECK(healthy.at("timing").at("host").at("count").get<int>() >= 5);
+    CHECK(e2e::guess(healthy, "ranges(\"^sum$\") == 1").at("verdict") == "confirmed");  // the plugin's guess
   }
   // A guess that reads the broken experiment cannot be judged, and says why.
-  const auto& reader = e2e::expectation(experiment(results, "healthy_after"), "host_time < broken.host_time");
+  const auto& reader = e2e::guess(experiment(results, "healthy_after"), "host_time < broken.host_time");
   CHECK(reader.at("verdict") == "not evaluable");
   CHECK(reader.at("reason").get<std::string>().starts_with("broken: experiment "));
   return experiment(results, "broken");

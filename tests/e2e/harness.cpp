@@ -54,10 +54,14 @@ const nlohmann::json& experiment(const nlohmann::json& results, const std::strin
   throw std::runtime_error("no experiment " + name + " in results.json");
 }
 
-const nlohmann::json& expectation(const nlohmann::json& experiment, const std::string& check) {
-  for (const auto& x : experiment.at("expectations"))
+const nlohmann::json& guesses(const nlohmann::json& experiment) {
+  return experiment.contains("guesses") ? experiment.at("guesses") : experiment.at("expectations");
+}
+
+const nlohmann::json& guess(const nlohmann::json& experiment, const std::string& check) {
+  for (const auto& x : guesses(experiment))
     if (x.at("check") == check) return x;
-  throw std::runtime_error("no expectation '" + check + "' in " + experiment.at("name").get<std::string>());
+  throw std::runtime_error("no guess '" + check + "' in " + experiment.at("name").get<std::string>());
 }
 
 }  // namespace e2e

@@ -28,7 +28,9 @@ nlohmann::json read_json(const std::filesystem::path& file);
 // The experiment named `name` in a results.json document.
 const nlohmann::json& experiment(const nlohmann::json& results, const std::string& name);
 
-// The judgement of the expectation with text `check` of an experiment.
-const nlohmann::json& expectation(const nlohmann::json& experiment, const std::string& check);
+// An experiment's judged guesses (expr.results/1 called them "expectations").
+const nlohmann::json& guesses(const nlohmann::json& experiment);
+// The judged guess with text `check` of an experiment.
+const nlohmann::json& guess(const nlohmann::json& experiment, const std::string& check);
 
 }  // namespace e2e

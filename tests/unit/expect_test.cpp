@@ -22,19 +22,22 @@ std::pair<std::size_t, std::string> error_of(const std::string& text) {
   return {};
 }
 
-runner::Measurement timed(const std::string& name, double gpu_ns, double host_ns) {
-  runner::Measurement m;
+outcome::Measurement timed(const std::string& name, double gpu_ns, double host_ns) {
+  outcome::Measurement m;
   m.experiment = name;
   m.plugin = "test";
-  m.status = runner::Status::ok;
+  m.status = outcome::Status::ok;
   m.device = Device::cuda;
-  m.device_time = runner::Stats{100, 100, gpu_ns, gpu_ns, gpu_ns, gpu_ns, 0.01, 1, true};
-  m.host = runner::Stats{100, 100, host_ns, host_ns, host_ns, host_ns, 0.01, 1, true};
+  const auto stats = [](double ns) {
+    return outcome::Stats{.count = 100, .iterations = 100, .median = ns, .mean = ns, .min = ns, .max = ns, .spread = 0.01, .seconds = 1, .converged = true};
+  };
+  m.device_time = stats(gpu_ns);
+  m.host = stats(host_ns);
   m.facts = {{"backend", "flash"}, {"blocks", "2"}};
   return m;
 }
 
-expect::Judgement judge(const std::string& text, const runner::Measurement& self, const runner::Measurement* other = nullptr) {
+expect::Judgement judge(const std::string& text, const outcome::Measurement& self, const outcome::Measurement* other = nullptr) {
   return expect::judge(expect::compile(text, experiments), self,
                        [&](const std::string& name) { return name == "other" ? other : nullptr; });
 }
@@ -114,7 +117,7 @@ TEST_CASE("what cannot be judged says why") {
   CHECK(j.reason == "kernels needs a trace, and none was recorded");
 
   auto failed = timed("other", 1, 1);
-  failed.status = runner::Status::crashed;
+  failed.status = outcome::Status::crashed;
   failed.reason = "the worker was killed by SIGSEGV";
   j = judge("host_time < other.host_time", timed("self", 1, 1), &failed);
   CHECK(j.verdict == expect::Verdict::not_evaluable);

@@ -6,7 +6,7 @@
 using expr::runner::Sampler;
 
 namespace {
-expr::series::Iterations criteria(int min_samples, double max_noise) { return {0, 0, min_samples, 0.0, 10.0, max_noise}; }
+expr::outcome::Iterations criteria(int min_samples, double max_noise) { return {0, 0, min_samples, 0.0, 10.0, max_noise}; }
 }  // namespace
 
 TEST_CASE("sampling stops once the median is pinned down, not before min_samples") {

@@ -3,15 +3,15 @@
 
 #include <nlohmann/json.hpp>
 
-#include "runner/measurement.hpp"
+#include "outcome/measurement.hpp"
 
-namespace expr::runner {
+namespace expr::outcome {
 
 nlohmann::json to_json(const Measurement& m);
-// The trace is not part of the JSON; callers load m.trace_file themselves.
+// The trace is not part of the JSON: the run directory says where it is (report/run_directory.hpp).
 Measurement measurement_from_json(const nlohmann::json& j);
 
 nlohmann::json to_json(const ParamValue& v);
 ParamValue param_from_json(const nlohmann::json& j);
 
-}  // namespace expr::runner
+}  // namespace expr::outcome

@@ -1,8 +1,9 @@
-#include "runner/measurement_json.hpp"
+// A Measurement to JSON and back.
+#include "outcome/measurement_json.hpp"
 
 #include <cmath>
 
-namespace expr::runner {
+namespace expr::outcome {
 
 using nlohmann::json;
 
@@ -45,13 +46,25 @@ double number_from(const json& j) {
 }
 
 json stats_json(const Stats& s) {
-  return {{"samples", s.samples}, {"iterations", s.iterations}, {"median_ns", s.median}, {"mean_ns", s.mean}, {"min_ns", s.min}, {"max_ns", s.max},
-          {"noise", s.noise},     {"seconds", s.seconds},  {"converged", s.converged}};
+  return {{"count", s.count},   {"iterations", s.iterations}, {"median_ns", s.median}, {"mean_ns", s.mean},
+          {"min_ns", s.min},    {"max_ns", s.max},            {"spread", s.spread},    {"seconds", s.seconds},
+          {"converged", s.converged}, {"samples_ns", s.samples}};
 }
 
+// expr.results/1 named the count "samples" and the spread "noise", and kept no samples.
 Stats stats_from(const json& j) {
-  return {j.at("samples"), j.value("iterations", j.at("samples").get<std::size_t>()), j.at("median_ns"), j.at("mean_ns"),
-          j.at("min_ns"),  j.at("max_ns"), j.at("noise"), j.at("seconds"), j.at("converged")};
+  Stats s;
+  s.count = j.contains("count") ? j.at("count").get<std::size_t>() : j.at("samples").get<std::size_t>();
+  s.samples = j.value("samples_ns", std::vector<double>{});
+  s.iterations = j.value("iterations", s.count);
+  s.median = j.at("median_ns");
+  s.mean = j.at("mean_ns");
+  s.min = j.at("min_ns");
+  s.max = j.at("max_ns");
+  s.spread = j.contains("spread") ? j.at("spread").get<double>() : j.at("noise").get<double>();
+  s.seconds = j.at("seconds");
+  s.converged = j.at("converged");
+  return s;
 }
 
 }  // namespace
@@ -66,9 +79,7 @@ json to_json(const Measurement& m) {
          {"facts", m.facts},
          {"environment", m.environment},
          {"correctness", json::array()},
-         {"timing", json::object()},
-         {"trace_file", m.trace_file},
-         {"chrome_trace", m.chrome_file}};
+         {"timing", json::object()}};
   for (const auto& [k, v] : m.params) j["params"][k] = to_json(v);
   const auto& it = m.iterations;
   j["iterations"] = {{"warmup", it.warmup},       {"traced", it.traced},     {"min_samples", it.min_samples},
@@ -101,9 +112,7 @@ Measurement measurement_from_json(const json& j) {
   if (t.contains("host")) m.host = stats_from(t.at("host"));
   if (t.contains("device")) m.device_time = stats_from(t.at("device"));
   if (j.contains("work")) m.work = Work{j.at("work").at("flops"), j.at("work").at("bytes")};
-  m.trace_file = j.value("trace_file", "");
-  m.chrome_file = j.value("chrome_trace", "");
   return m;
 }
 
-}  // namespace expr::runner
+}  // namespace expr::outcome

@@ -1,9 +1,11 @@
-#include "report/results.hpp"
+// The run's bookkeeping: finding experiments, counting verdicts, naming the run and its host.
+#include "report/run_result.hpp"
 
 #include <sys/utsname.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <random>
 #include <fstream>
 #include <thread>
 
@@ -22,8 +24,8 @@ Tally tally(const RunResult& run) {
   Tally t;
   for (const auto& e : run.experiments) {
     const auto s = e.measurement.status;
-    if (s == runner::Status::failed || s == runner::Status::crashed || s == runner::Status::timed_out) ++t.experiments_failed;
-    for (const auto& x : e.expectations) {
+    if (s == outcome::Status::failed || s == outcome::Status::crashed || s == outcome::Status::timed_out) ++t.experiments_failed;
+    for (const auto& x : e.guesses) {
       if (!x.judgement) {
         ++t.pending;
         continue;
@@ -33,7 +35,7 @@ Tally tally(const RunResult& run) {
         case expect::Verdict::contradicted: ++t.contradicted; break;
         case expect::Verdict::not_evaluable: ++t.not_evaluable; break;
       }
-      if (x.required && x.judgement->verdict != expect::Verdict::confirmed) ++t.required_failed;
+      if (x.spec.required && x.judgement->verdict != expect::Verdict::confirmed) ++t.required_failed;
     }
   }
   return t;
@@ -53,7 +55,14 @@ std::map<std::string, std::string> host_environment() {
     }
   env["cpu_cores"] = std::to_string(std::thread::hardware_concurrency());
   env["expr"] = EXPR_VERSION;
+  env["expr_revision"] = expr_revision();
   return env;
+}
+
+std::string new_run_id() {
+  std::random_device entropy;
+  return fmt::format("{:%Y%m%dT%H%M%SZ}-{:06x}", fmt::gmtime(std::chrono::system_clock::to_time_t(std::chrono::system_clock::now())),
+                     entropy() & 0xffffff);
 }
 
 std::string utc_now() {

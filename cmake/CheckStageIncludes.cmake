@@ -1,0 +1,47 @@
+# Fails when a file of one stage of core/ includes a header of a stage it does not depend on.
+#   cmake -DCORE_DIR=core -DSTAGES_FILE=stages.txt -P CheckStageIncludes.cmake
+# STAGES_FILE has a line "stage:dependency,dependency" per stage (core/CMakeLists.txt writes it);
+# a stage may include its own headers and those of its dependencies, direct or not.
+cmake_minimum_required(VERSION 3.24)
+get_filename_component(CORE_DIR ${CORE_DIR} ABSOLUTE)
+file(STRINGS ${STAGES_FILE} lines)
+set(stages "")
+foreach(line IN LISTS lines)
+  string(REPLACE ":" ";" parts "${line}")
+  list(GET parts 0 stage)
+  list(LENGTH parts n)
+  set(deps_${stage} "")
+  if(n GREATER 1)
+    list(GET parts 1 deps)
+    string(REPLACE "," ";" deps_${stage} "${deps}")
+  endif()
+  list(APPEND stages ${stage})
+endforeach()
+
+# Stages are written in dependency order, so each one's closure is known from those before it.
+foreach(stage IN LISTS stages)
+  set(reach_${stage} ${deps_${stage}})
+  foreach(dep IN LISTS deps_${stage})
+    list(APPEND reach_${stage} ${reach_${dep}})
+  endforeach()
+  list(REMOVE_DUPLICATES reach_${stage})
+endforeach()
+
+set(problems "")
+foreach(stage IN LISTS stages)
+  file(GLOB_RECURSE files ${CORE_DIR}/${stage}/*.hpp ${CORE_DIR}/${stage}/*.cpp ${CORE_DIR}/${stage}/*.h ${CORE_DIR}/${stage}/*.cu)
+  foreach(f IN LISTS files)
+    file(STRINGS ${f} includes REGEX "^[ \t]*#[ \t]*include[ \t]*\"[a-z_]+/")
+    foreach(inc IN LISTS includes)
+      string(REGEX REPLACE "^[ \t]*#[ \t]*include[ \t]*\"([a-z_]+)/.*" "\\1" target "${inc}")
+      if(NOT target STREQUAL stage AND target IN_LIST stages AND NOT target IN_LIST reach_${stage})
+        file(RELATIVE_PATH rel ${CORE_DIR} ${f})
+        string(APPEND problems "  core/${rel}: stage '${stage}' includes \"${target}/...\", a stage it does not depend on\n")
+      endif()
+    endforeach()
+  endforeach()
+endforeach()
+if(problems)
+  message(FATAL_ERROR "A stage of the pipeline includes a stage it does not depend on:\n${problems}"
+                      "Each stage may include only the stages before it that it names in core/CMakeLists.txt.")
+endif()

@@ -1,0 +1,43 @@
+#include "expect/guesses.hpp"
+
+#include <fmt/format.h>
+
+#include "analysis/metrics.hpp"
+
+namespace expr::expect {
+
+std::optional<CompiledGuess> compile_guess(const series::GuessSpec& spec, const std::vector<std::string>& experiments,
+                                           const util::SourcePos& fallback, std::vector<util::Problem>& problems) {
+  try {
+    return CompiledGuess{spec, compile(spec.check, experiments)};
+  } catch (const SyntaxError& err) {
+    if (spec.pos.line > 0) {
+      problems.push_back({spec.pos.column > 0 ? spec.pos.shifted(static_cast<int>(err.offset())) : spec.pos,
+                          fmt::format("{}\n    {}\n    {}^", err.what(), spec.check, std::string(err.offset(), ' '))});
+    } else {
+      problems.push_back({fallback, fmt::format("the guess of plugin {}: {}\n    {}\n    {}^", spec.pos.file, err.what(), spec.check,
+                                                std::string(err.offset(), ' '))});
+    }
+    return std::nullopt;
+  }
+}
+
+std::vector<std::vector<CompiledGuess>> compile_guesses(const series::Plan& plan) {
+  std::vector<util::Problem> problems;
+  std::vector<std::string> names;
+  for (const auto& e : plan.experiments) {
+    names.push_back(e.name);
+    if (analysis::find_metric(e.name))
+      problems.push_back({e.name_pos, fmt::format("experiment name '{}' is also a metric; guesses could not tell them apart", e.name)});
+  }
+  std::vector<std::vector<CompiledGuess>> out;
+  for (const auto& e : plan.experiments) {
+    auto& compiled = out.emplace_back();
+    for (const auto& spec : e.guesses)
+      if (auto g = compile_guess(spec, names, e.plugin_pos, problems)) compiled.push_back(std::move(*g));
+  }
+  if (!problems.empty()) throw util::InputError(std::move(problems));
+  return out;
+}
+
+}  // namespace expr::expect

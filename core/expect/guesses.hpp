@@ -1,0 +1,29 @@
+// Compiling guesses as written (series/series.hpp's GuessSpec) into checks bound to metrics and
+// experiments. A run compiles every guess of its plan before anything runs; replay compiles the
+// recorded ones against the recorded experiments.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "expect/check.hpp"
+#include "series/plan.hpp"
+#include "util/source.hpp"
+
+namespace expr::expect {
+
+struct CompiledGuess {
+  series::GuessSpec spec;
+  Check check;
+};
+
+// One list per experiment of the plan, in the plan's order. Throws util::InputError with every
+// problem: a guess that does not parse or bind, an experiment named like a metric.
+std::vector<std::vector<CompiledGuess>> compile_guesses(const series::Plan& plan);
+
+// Compiles one guess against `experiments`, or adds the problem (at the guess's own position, or
+// at `fallback` for a guess that has none, such as a plugin's) and returns nothing.
+std::optional<CompiledGuess> compile_guess(const series::GuessSpec& spec, const std::vector<std::string>& experiments,
+                                           const util::SourcePos& fallback, std::vector<util::Problem>& problems);
+
+}  // namespace expr::expect

@@ -1,0 +1,32 @@
+// Loading a measurement's trace when it is first read.
+#include "outcome/measurement.hpp"
+
+#include "trace/trace_file.hpp"
+
+namespace expr::outcome {
+
+struct TraceSource::State {
+  std::filesystem::path file;
+  std::once_flag once;
+  std::shared_ptr<const trace::Trace> trace;
+};
+
+TraceSource::TraceSource(std::shared_ptr<const trace::Trace> trace) : state_(std::make_shared<State>()) {
+  state_->trace = std::move(trace);
+  std::call_once(state_->once, [] {});
+}
+
+TraceSource::TraceSource(std::filesystem::path file) : state_(std::make_shared<State>()) { state_->file = std::move(file); }
+
+const trace::Trace& TraceSource::operator*() const {
+  // A load that throws leaves the flag unset, so the next reader tries again and sees the same error.
+  std::call_once(state_->once, [this] { state_->trace = std::make_shared<const trace::Trace>(trace::load(state_->file)); });
+  return *state_->trace;
+}
+
+const std::filesystem::path& TraceSource::file() const {
+  static const std::filesystem::path none;
+  return state_ ? state_->file : none;
+}
+
+}  // namespace expr::outcome

@@ -1,0 +1,95 @@
+// What running one experiment produced: its status, timings, correctness, facts and trace.
+// Workers fill it, results.json stores it, analysis and expectations read it. A leaf of the
+// pipeline: every stage after the trace model may use it, and it uses none of them.
+#pragma once
+
+#include <expr/plugin.hpp>
+
+#include <cstdint>
+#include <filesystem>
+#include <mutex>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "trace/trace.hpp"
+
+namespace expr::outcome {
+
+// How much to run. Timed sampling stops once the median is known to within max_noise (after
+// min_samples and min_time) or once max_time is spent; runner/sampler.hpp says how. "Noise" is
+// always the median's own uncertainty; how far the samples scatter is their "spread".
+struct Iterations {
+  int warmup = 3;
+  int traced = 3;
+  int min_samples = 10;
+  double min_time = 0.2;   // seconds
+  double max_time = 3.0;   // seconds, per timing loop
+  double max_noise = 0.005; // standard error of the median, relative to it
+};
+
+// Repeated samples of one quantity, in nanoseconds, and their summary.
+struct Stats {
+  std::size_t count = 0;        // samples taken
+  std::vector<double> samples;  // each of them, in the order taken (empty in runs recorded before expr.results/2)
+  std::size_t iterations = 0;   // calls timed: a device sample is the mean of a batch of calls
+  double median = 0, mean = 0, min = 0, max = 0;
+  double spread = 0;       // how far the samples scatter, relative to the median (robust: 1.4826 MAD / median)
+  double seconds = 0;      // wall time spent taking the samples
+  bool converged = false;  // the median was pinned down (runner/sampler.hpp) before the time budget ran out
+};
+
+struct Correctness {
+  std::string what;
+  double relative_error = 0;
+  double tolerance = 0;
+  bool ok() const { return relative_error <= tolerance; }  // false for NaN too
+};
+
+// The trace of the traced iterations: in memory, or in its native file and read the first time
+// something asks for it, so a run directory can be read without loading every trace. Copies share
+// what was loaded.
+class TraceSource {
+ public:
+  TraceSource() = default;
+  explicit TraceSource(std::shared_ptr<const trace::Trace> trace);
+  explicit TraceSource(std::filesystem::path file);
+
+  explicit operator bool() const { return state_ != nullptr; }
+  // Loads the file on first use; throws std::runtime_error naming the file when it cannot.
+  const trace::Trace& operator*() const;
+  const trace::Trace* operator->() const { return &**this; }
+  const std::filesystem::path& file() const;  // empty for a trace that only lives in memory
+
+ private:
+  struct State;
+  std::shared_ptr<State> state_;
+};
+
+enum class Status { ok, failed, crashed, timed_out, skipped };
+std::string_view to_string(Status status);
+std::optional<Status> status_from(std::string_view name);
+
+struct Measurement {
+  std::string experiment;
+  std::string plugin;
+  std::map<std::string, ParamValue> params;
+  Iterations iterations;  // what was asked for; the timing stats say what was done
+  Device device = Device::cpu;
+  Status status = Status::skipped;
+  std::string reason;  // why it failed or was skipped; notes for ok ones (e.g. "ran on cpu: no CUDA device")
+
+  std::optional<double> first_call_ns;  // the cold first run(), device work included
+  std::optional<Stats> host;            // host wall time of run(), device idle before each call
+  std::optional<Stats> device_time;     // CUDA-event time per iteration, back to back
+  std::optional<Work> work;
+  std::vector<Correctness> correctness;
+  std::map<std::string, std::string> facts;
+  std::map<std::string, std::string> environment;
+
+  TraceSource trace;  // empty when nothing was traced
+};
+
+}  // namespace expr::outcome

@@ -1,0 +1,163 @@
+// results.json written and read, and the paths of a run directory.
+#include "report/run_directory.hpp"
+
+#include <fmt/format.h>
+
+#include <fstream>
+
+#include "outcome/measurement_json.hpp"
+#include "util/atomic_file.hpp"
+
+namespace expr::report {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+json judgement_json(const expect::Judgement& j) {
+  json out{{"verdict", expect::to_string(j.verdict)}, {"observed", j.observed}, {"guessed", j.guessed}, {"evidence", j.evidence}};
+  if (!j.reason.empty()) out["reason"] = j.reason;
+  if (!j.caveats.empty()) out["caveats"] = j.caveats;
+  return out;
+}
+
+expect::Judgement judgement_from(const json& j) {
+  expect::Judgement out;
+  const auto v = j.at("verdict").get<std::string>();
+  out.verdict = v == "confirmed" ? expect::Verdict::confirmed : v == "contradicted" ? expect::Verdict::contradicted
+                                                                                    : expect::Verdict::not_evaluable;
+  out.observed = j.value("observed", "");
+  out.guessed = j.value("guessed", "");
+  out.evidence = j.value("evidence", "");
+  out.reason = j.value("reason", "");
+  out.caveats = j.value("caveats", std::vector<std::string>{});
+  return out;
+}
+
+json trace_summary(const trace::Trace& t) {
+  return {{"iterations", t.iterations.size()},
+          {"device_traced", t.collection.device_traced},
+          {"device_unavailable", t.collection.device_unavailable},
+          {"ops_traced", t.collection.ops_traced},
+          {"dropped_records", t.collection.dropped_records},
+          {"unattributed_records", t.collection.unattributed},
+          {"records", t.record_count()}};
+}
+
+// "file:line:column" as results.json writes a guess's place, back to a position.
+util::SourcePos position_from(const std::string& at) {
+  util::SourcePos pos;
+  const auto column = at.rfind(':');
+  const auto line = column == std::string::npos ? std::string::npos : at.rfind(':', column - 1);
+  if (line == std::string::npos) return pos;
+  try {
+    pos.file = at.substr(0, line);
+    pos.line = std::stoi(at.substr(line + 1, column - line - 1));
+    pos.column = std::stoi(at.substr(column + 1));
+  } catch (const std::exception&) {
+    return {};
+  }
+  return pos;
+}
+
+}  // namespace
+
+void RunDirectory::create() const {
+  std::error_code ec;
+  fs::create_directories(root_ / "experiments", ec);
+  if (ec) throw std::runtime_error(fmt::format("cannot create {}: {}", (root_ / "experiments").string(), ec.message()));
+}
+
+runner::ExperimentFiles RunDirectory::files(const std::string& name) const {
+  fs::create_directories(experiment(name));
+  return {native_trace(name), worker_log(name)};
+}
+
+json to_json(const RunResult& run, const RunDirectory& dir) {
+  json j{{"schema", results_schema},
+         {"run", {{"id", run.id}, {"revision", run.revision}}},
+         {"series", {{"name", run.series}, {"file", run.series_file}, {"description", run.description}}},
+         {"started", run.started},
+         {"finished", run.finished},
+         {"environment", run.environment},
+         {"experiments", json::array()}};
+  const auto t = tally(run);
+  j["summary"] = {{"confirmed", t.confirmed},         {"contradicted", t.contradicted},
+                  {"not_evaluable", t.not_evaluable}, {"pending", t.pending},
+                  {"required_failed", t.required_failed}, {"experiments_failed", t.experiments_failed}};
+  for (const auto& e : run.experiments) {
+    const auto& m = e.measurement;
+    auto x = outcome::to_json(m);
+    if (m.trace) {
+      x["trace_file"] = fs::relative(dir.native_trace(m.experiment), dir.root()).string();
+      x["chrome_trace"] = fs::relative(dir.chrome_trace(m.experiment), dir.root()).string();
+      try {
+        x["trace"] = trace_summary(*m.trace);
+      } catch (const std::exception& err) {
+        x["trace"] = {{"unreadable", err.what()}};
+      }
+    }
+    x["guesses"] = json::array();
+    for (const auto& g : e.guesses) {
+      json one{{"check", g.spec.check}, {"origin", series::to_string(g.spec.origin)}, {"required", g.spec.required}, {"why", g.spec.why}};
+      if (g.spec.pos.line > 0) one["at"] = g.spec.pos.str();
+      if (g.judgement) one.update(judgement_json(*g.judgement));
+      else one["verdict"] = "pending";
+      x["guesses"].push_back(std::move(one));
+    }
+    j["experiments"].push_back(std::move(x));
+  }
+  return j;
+}
+
+void RunDirectory::write_results(const RunResult& run) const {
+  util::write_atomically(results(), to_json(run, *this).dump(2) + "\n");
+}
+
+RunResult RunDirectory::read() const {
+  const auto file = results();
+  std::ifstream in(file);
+  if (!in) throw std::runtime_error(fmt::format("{}: no results.json here; is this a run directory?", file.string()));
+  RunResult run;
+  run.run_dir = root_;
+  try {
+    const auto j = json::parse(in);
+    const auto schema = j.value("schema", "");
+    // expr.results/1 kept guesses under "expectations", with "source" for their origin.
+    const bool first = schema == "expr.results/1";
+    if (!first && schema != results_schema)
+      throw std::runtime_error(fmt::format("schema '{}' is neither {} nor expr.results/1", schema, results_schema));
+    if (const auto it = j.find("run"); it != j.end()) {
+      run.id = it->value("id", "");
+      run.revision = it->value("revision", "");
+    }
+    run.series = j.at("series").at("name");
+    run.series_file = j.at("series").value("file", "");
+    run.description = j.at("series").value("description", "");
+    run.started = j.value("started", "");
+    run.finished = j.value("finished", "");
+    run.environment = j.value("environment", std::map<std::string, std::string>{});
+    for (const auto& x : j.at("experiments")) {
+      ExperimentResult e;
+      e.measurement = outcome::measurement_from_json(x);
+      if (const auto trace = x.value("trace_file", ""); !trace.empty()) e.measurement.trace = outcome::TraceSource(root_ / trace);
+      for (const auto& g : x.value(first ? "expectations" : "guesses", json::array())) {
+        JudgedGuess r;
+        r.spec.check = g.at("check");
+        r.spec.origin = g.value(first ? "source" : "origin", "series") == "plugin" ? series::GuessOrigin::plugin : series::GuessOrigin::series;
+        r.spec.required = g.value("required", false);
+        r.spec.why = g.value("why", "");
+        r.spec.pos = position_from(g.value("at", ""));
+        if (g.value("verdict", "pending") != "pending") r.judgement = judgement_from(g);
+        e.guesses.push_back(std::move(r));
+      }
+      run.experiments.push_back(std::move(e));
+    }
+  } catch (const json::exception& e) {
+    throw std::runtime_error(fmt::format("{}: malformed: {}", file.string(), e.what()));
+  }
+  return run;
+}
+
+}  // namespace expr::report

@@ -1,0 +1,57 @@
+// Everything a run produced, as the outputs see it: the run's identity and environment, and per
+// experiment its measurement and every guess with its judgement. It grows as experiments finish;
+// the sinks (sink.hpp) are shown it after each one.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "expect/check.hpp"
+#include "outcome/measurement.hpp"
+#include "series/series.hpp"
+
+namespace expr::report {
+
+struct JudgedGuess {
+  series::GuessSpec spec;
+  std::optional<expect::Judgement> judgement;  // empty until every experiment it reads has finished
+};
+
+struct ExperimentResult {
+  outcome::Measurement measurement;
+  std::vector<JudgedGuess> guesses;
+};
+
+struct RunResult {
+  std::string id;  // unique to this run: its start time and a random suffix
+  std::string series;
+  std::string series_file;
+  std::string description;
+  std::filesystem::path run_dir;
+  std::string revision;           // the expr source revision that made the run
+  std::string started, finished;  // ISO 8601, UTC; finished is empty while the run goes on
+  std::map<std::string, std::string> environment;
+  std::size_t planned = 0;  // experiments in the plan: the run is complete once each has finished
+  std::vector<ExperimentResult> experiments;
+
+  const ExperimentResult* find(const std::string& experiment) const;
+};
+
+// Counts over all guesses of a run.
+struct Tally {
+  std::size_t confirmed = 0, contradicted = 0, not_evaluable = 0, pending = 0;
+  std::size_t required_failed = 0;     // required and not confirmed
+  std::size_t experiments_failed = 0;  // failed, crashed or timed out
+};
+Tally tally(const RunResult& run);
+
+// Host facts for the environment block: hostname, kernel, CPU, cores, expr version and revision.
+std::map<std::string, std::string> host_environment();
+std::string utc_now();
+std::string new_run_id();     // "20261130T081502Z-4f1c2a"
+const char* expr_revision();  // `git describe` of the source tree the binary was built from
+
+}  // namespace expr::report

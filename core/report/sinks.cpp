@@ -1,0 +1,173 @@
+// The run's outputs as sinks.
+#include "report/sinks.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <map>
+
+#include "analysis/occupancy.hpp"
+#include "report/chrome_trace.hpp"
+#include "report/summary.hpp"
+#include "trace/trace_file.hpp"
+#include "util/atomic_file.hpp"
+
+namespace expr::report {
+
+namespace {
+
+// A file rewritten whole from the run after every experiment and at the end.
+class RewrittenFile final : public Sink {
+ public:
+  using Write = void (*)(const RunDirectory&, const RunResult&);
+  RewrittenFile(RunDirectory dir, Write write) : dir_(std::move(dir)), write_(write) {}
+  void finished(const RunResult& run, const ExperimentResult&) override { write_(dir_, run); }
+  void end(const RunResult& run) override { write_(dir_, run); }
+
+ private:
+  RunDirectory dir_;
+  Write write_;
+};
+
+class NativeTraces final : public Sink {
+ public:
+  explicit NativeTraces(RunDirectory dir) : dir_(std::move(dir)) {}
+  void finished(const RunResult&, const ExperimentResult& e) override {
+    const auto& m = e.measurement;
+    const auto target = dir_.native_trace(m.experiment);
+    if (!m.trace || m.trace.file() == target) return;
+    std::filesystem::create_directories(target.parent_path());
+    if (m.trace.file().empty()) trace::save(*m.trace, target);
+    else std::filesystem::copy_file(m.trace.file(), target, std::filesystem::copy_options::overwrite_existing);
+  }
+
+ private:
+  RunDirectory dir_;
+};
+
+class ChromeTraces final : public Sink {
+ public:
+  explicit ChromeTraces(RunDirectory dir) : dir_(std::move(dir)) {}
+  void finished(const RunResult& run, const ExperimentResult& e) override {
+    const auto& m = e.measurement;
+    if (!m.trace) return;
+    std::filesystem::create_directories(dir_.experiment(m.experiment));
+    write_chrome_trace(*m.trace, analysis::kernel_occupancies(*m.trace), run.series + " / " + m.experiment,
+                       dir_.chrome_trace(m.experiment));
+  }
+
+ private:
+  RunDirectory dir_;
+};
+
+class ProgressLine final : public Sink {
+ public:
+  void begin(const RunResult& run) override { total_ = run.planned; }
+
+  void started(const std::string& experiment, const runner::Placement& placement) override {
+    auto& s = running_[experiment];
+    s.start = std::chrono::steady_clock::now();
+    s.where = placement.device == Device::cuda ? fmt::format("cuda:{}", placement.index) : "cpu";
+    update(experiment, "starting", "");
+  }
+
+  void progress(const std::string& experiment, std::string_view phase, std::string_view detail) override {
+    update(experiment, phase, detail);
+  }
+
+  void log(const std::string& experiment, LogLevel level, std::string_view message) override {
+    static constexpr const char* names[] = {"debug", "info", "warning", "error"};
+    say(fmt::format("  {} [{}] {}", experiment, names[static_cast<int>(level)], message));
+  }
+
+  void finished(const RunResult& run, const ExperimentResult& e) override {
+    const auto& m = e.measurement;
+    running_.erase(m.experiment);
+    ++done_;
+    say(fmt::format("{} [{}/{}] {}: {}{}", m.status == outcome::Status::ok ? "done" : "    ", done_, std::max(total_, run.experiments.size()),
+                    m.experiment, outcome::to_string(m.status), m.reason.empty() ? "" : " — " + m.reason));
+  }
+
+  void end(const RunResult&) override {
+    if (tty_) fmt::print(stderr, "\r\033[K");
+  }
+
+ private:
+  struct Running {
+    std::chrono::steady_clock::time_point start;
+    std::string where, phase;
+  };
+
+  void update(const std::string& experiment, std::string_view phase, std::string_view detail) {
+    auto& s = running_[experiment];
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - s.start).count();
+    const auto line = fmt::format("[{}/{}] {} on {}: {}{}{} ({:.1f} s)", done_ + 1, total_, experiment, s.where, phase,
+                                  detail.empty() ? "" : " — ", detail, seconds);
+    if (tty_) {
+      fmt::print(stderr, "\r\033[K{}", line);
+      std::fflush(stderr);
+    } else if (phase != s.phase) {
+      fmt::print(stderr, "{}\n", line);
+    }
+    s.phase = std::string(phase);
+  }
+
+  // A line above the progress line.
+  void say(const std::string& line) {
+    if (tty_) fmt::print(stderr, "\r\033[K");
+    fmt::print(stderr, "{}\n", line);
+  }
+
+  bool tty_ = ::isatty(STDERR_FILENO);
+  std::size_t total_ = 0, done_ = 0;
+  std::map<std::string, Running> running_;
+};
+
+class TerminalReport final : public Sink {
+ public:
+  void end(const RunResult& run) override { fmt::print("{}", report::terminal_report(run, ::isatty(STDOUT_FILENO))); }
+};
+
+}  // namespace
+
+void Multiplex::begin(const RunResult& run) {
+  for (auto& s : sinks_) s->begin(run);
+}
+void Multiplex::started(const std::string& experiment, const runner::Placement& placement) {
+  for (auto& s : sinks_) s->started(experiment, placement);
+}
+void Multiplex::progress(const std::string& experiment, std::string_view phase, std::string_view detail) {
+  for (auto& s : sinks_) s->progress(experiment, phase, detail);
+}
+void Multiplex::log(const std::string& experiment, LogLevel level, std::string_view message) {
+  for (auto& s : sinks_) s->log(experiment, level, message);
+}
+void Multiplex::finished(const RunResult& run, const ExperimentResult& experiment) {
+  for (auto& s : sinks_) s->finished(run, experiment);
+}
+void Multiplex::end(const RunResult& run) {
+  for (auto& s : sinks_) s->end(run);
+}
+
+namespace sinks {
+
+std::unique_ptr<Sink> results_json(RunDirectory dir) {
+  return std::make_unique<RewrittenFile>(std::move(dir), [](const RunDirectory& d, const RunResult& run) { d.write_results(run); });
+}
+std::unique_ptr<Sink> markdown_summary(RunDirectory dir) {
+  return std::make_unique<RewrittenFile>(
+      std::move(dir), [](const RunDirectory& d, const RunResult& run) { util::write_atomically(d.summary(), markdown_report(run)); });
+}
+std::unique_ptr<Sink> junit(RunDirectory dir) {
+  return std::make_unique<RewrittenFile>(
+      std::move(dir), [](const RunDirectory& d, const RunResult& run) { util::write_atomically(d.junit(), junit_report(run)); });
+}
+std::unique_ptr<Sink> native_traces(RunDirectory dir) { return std::make_unique<NativeTraces>(std::move(dir)); }
+std::unique_ptr<Sink> chrome_traces(RunDirectory dir) { return std::make_unique<ChromeTraces>(std::move(dir)); }
+std::unique_ptr<Sink> progress_line() { return std::make_unique<ProgressLine>(); }
+std::unique_ptr<Sink> terminal_report() { return std::make_unique<TerminalReport>(); }
+
+}  // namespace sinks
+
+}  // namespace expr::report

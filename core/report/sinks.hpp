@@ -1,0 +1,30 @@
+// The outputs of a run, one sink each (sink.hpp): results.json, summary.md, junit.xml and the Chrome
+// traces in the run directory; the progress line on stderr; the final report on stdout.
+#pragma once
+
+#include <chrono>
+#include <memory>
+
+#include "report/run_directory.hpp"
+#include "report/sink.hpp"
+
+namespace expr::report::sinks {
+
+// results.json, rewritten whole after each experiment and at the end.
+std::unique_ptr<Sink> results_json(RunDirectory dir);
+// summary.md and junit.xml, likewise.
+std::unique_ptr<Sink> markdown_summary(RunDirectory dir);
+std::unique_ptr<Sink> junit(RunDirectory dir);
+// Each traced experiment's native trace, copied in when it lives elsewhere (a replay's source run),
+// so the directory replays on its own.
+std::unique_ptr<Sink> native_traces(RunDirectory dir);
+// Each traced experiment's Chrome trace, written once when it finishes.
+std::unique_ptr<Sink> chrome_traces(RunDirectory dir);
+
+// One progress line on stderr while experiments run (rewritten in place on a terminal, one line
+// per phase in a log), and a line as each experiment ends.
+std::unique_ptr<Sink> progress_line();
+// The side-by-side table and every verdict on stdout, at the end.
+std::unique_ptr<Sink> terminal_report();
+
+}  // namespace expr::report::sinks
