@@ -3,24 +3,26 @@
 // trace clock (trace::now()) and the system's thread ids (gettid), so trace::link() can place each API call
 // inside the host ranges of its thread by time.
 //
-// CUPTI hands its records over in buffers, on its own threads, while the host side of the same
-// trace is still being recorded. So the collector decodes records into a staging area it owns and
-// appends them to the trace only in stop(), after the last buffer is back.
+// The collector composes two parts: cupti::ActivityApi (activity_api.hpp), which drives CUPTI and
+// hands on the record buffers it fills, and cupti::Decoder (decoder.hpp), which turns their records
+// into trace records. CUPTI hands buffers over on its own threads while the host side of the same
+// trace is still being recorded, so the decoder keeps what it decodes to itself, and the records
+// join the trace only in stop(), after the last buffer is back.
 //
-// One collector at a time per process: CUPTI itself is one per process, and its buffer and
-// timestamp callbacks carry no user pointer, so they reach the collector through a static pointer.
+// One collector at a time per process: CUPTI itself is one per process.
 #pragma once
 
-#include <atomic>
-#include <cstdint>
 #include <memory>
-#include <vector>
+#include <mutex>
+#include <string>
 
 #include "trace/trace.hpp"
 
-struct CUpti_Subscriber_st;  // cupti_callbacks.h: CUpti_SubscriberHandle
-
 namespace expr::cupti {
+
+class ActivityApi;
+class Decoder;
+struct CompletedBuffer;
 
 class Collector final {
  public:
@@ -39,25 +41,15 @@ class Collector final {
   void stop();
 
  private:
-  class Buffers;            // the record buffers lent to CUPTI (collector.cpp)
-  struct Staging;           // records decoded from the buffers, until stop() (collector.cpp)
-  friend struct Callbacks;  // the C callbacks CUPTI calls (collector.cpp)
-
-  void enable();
-  void leave_out_queries();
+  bool unavailable(std::string reason);
+  void decode(const CompletedBuffer& buffer);
   void prime();
-  void subscribe();
-  void disable() noexcept;
-  void flush() noexcept;
-  void release() noexcept;
   void merge();
 
   trace::Trace& trace_;
-  std::atomic<bool> enabled_{false};
-  CUpti_Subscriber_st* subscriber_ = nullptr;
-  std::vector<int> enabled_kinds_;  // CUpti_ActivityKind values, to disable exactly these
-  std::unique_ptr<Buffers> buffers_;
-  std::unique_ptr<Staging> staging_;
+  std::mutex mutex_;                  // guards decoder_: buffers may complete on several CUPTI threads
+  std::unique_ptr<Decoder> decoder_;  // swapped for a fresh one in merge()
+  std::unique_ptr<ActivityApi> api_;  // declared last, destroyed first: its final flush still finds decoder_
 };
 
 }  // namespace expr::cupti
