@@ -94,8 +94,7 @@ RunResult read_results(const std::filesystem::path& run_dir) {
     for (const auto& x : j.at("experiments")) {
       ExperimentResult e;
       e.measurement = runner::measurement_from_json(x);
-      if (!e.measurement.trace_file.empty())
-        e.measurement.trace = std::make_shared<trace::Trace>(trace::load(run_dir / e.measurement.trace_file));
+      runner::load_traces(e.measurement, run_dir);
       for (const auto& ex : x.value("expectations", json::array())) {
         ExpectationResult r{ex.at("check"), ex.value("source", "series"), ex.value("required", false), ex.value("why", ""), {}, {}};
         if (ex.value("verdict", "pending") != "pending") r.judgement = judgement_from(ex);

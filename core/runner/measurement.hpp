@@ -47,6 +47,7 @@ struct Measurement {
   std::string reason;  // why it failed or was skipped; notes for ok ones (e.g. "ran on cpu: no CUDA device")
 
   std::optional<double> first_call_ns;  // the cold first run(), device work included
+  std::string setup_warning;            // the setup rule check's finding (context.hpp); empty when none
   std::optional<Stats> host;            // host wall time of run(), device idle before each call
   std::optional<Stats> device_time;     // CUDA-event time per iteration, back to back
   std::optional<Work> work;
@@ -57,6 +58,12 @@ struct Measurement {
   std::shared_ptr<const trace::Trace> trace;  // null when nothing was traced
   std::string trace_file;                     // native trace, relative to the run directory
   std::string chrome_file;                    // Chrome/Perfetto trace, relative to the run directory
+
+  // The cold first call once more, traced, in a fresh worker (runner/cold_trace.hpp): taken only
+  // when a guess reads cold.*, and only after this experiment succeeded. Its own status and
+  // reason say whether that worked; host is that one call's run() time, first_call the same with
+  // the device's work, trace its trace.
+  std::shared_ptr<const Measurement> cold;
 };
 
 }  // namespace expr::runner

@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "trace/trace_file.hpp"
+
 namespace expr::runner {
 
 using nlohmann::json;
@@ -79,6 +81,8 @@ json to_json(const Measurement& m) {
   if (m.host) j["timing"]["host"] = stats_json(*m.host);
   if (m.device_time) j["timing"]["device"] = stats_json(*m.device_time);
   if (m.work) j["work"] = {{"flops", m.work->flops}, {"bytes", m.work->bytes}};
+  if (!m.setup_warning.empty()) j["setup_warning"] = m.setup_warning;
+  if (m.cold) j["cold"] = to_json(*m.cold);
   return j;
 }
 
@@ -103,7 +107,18 @@ Measurement measurement_from_json(const json& j) {
   if (j.contains("work")) m.work = Work{j.at("work").at("flops"), j.at("work").at("bytes")};
   m.trace_file = j.value("trace_file", "");
   m.chrome_file = j.value("chrome_trace", "");
+  m.setup_warning = j.value("setup_warning", "");
+  if (j.contains("cold")) m.cold = std::make_shared<Measurement>(measurement_from_json(j.at("cold")));
   return m;
+}
+
+void load_traces(Measurement& m, const std::filesystem::path& run_dir) {
+  if (!m.trace_file.empty()) m.trace = std::make_shared<trace::Trace>(trace::load(run_dir / m.trace_file));
+  if (m.cold && !m.cold->trace_file.empty()) {
+    auto cold = std::make_shared<Measurement>(*m.cold);
+    load_traces(*cold, run_dir);
+    m.cold = std::move(cold);
+  }
 }
 
 }  // namespace expr::runner

@@ -5,6 +5,7 @@
 #include <regex>
 
 #include "device/cuda.hpp"
+#include "runner/cold_trace.hpp"
 #include "runner/experiment.hpp"
 #include "runner/measurement_json.hpp"
 #include "runner/worker.hpp"
@@ -177,7 +178,8 @@ void run_series(const series::Plan& plan, const DeviceProbe& probe, const RunOpt
       observer.finished(skipped(e, *why));
       continue;
     }
-    observer.finished(run_isolated(e, std::get<Device>(device), options.run_dir, observer));
+    auto measured = run_isolated(e, std::get<Device>(device), options.run_dir, observer);
+    observer.finished(with_cold_trace(std::move(measured), e, options.run_dir, observer));
   }
 }
 

@@ -243,6 +243,8 @@ Series read(const std::filesystem::path& file) {
                                            "expectations can refer to it as {}.gpu_time", *name, *name));
         else if (analysis::find_metric(*name))
           r.problem(e["name"], fmt::format("experiment name '{}' is also a metric; expectations could not tell them apart", *name));
+        else if (*name == analysis::cold_prefix)
+          r.problem(e["name"], "experiment name 'cold' is taken: cold.metric reads an experiment's cold first call");
         else if (!names.insert(*name).second)
           r.problem(e["name"], fmt::format("a second experiment named '{}'", *name));
       }
