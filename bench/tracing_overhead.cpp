@@ -37,6 +37,7 @@ int main(int argc, char** argv) {
   runner::WorkerContext ctx(Device::cuda, 0, recorder, sink, [](LogLevel, std::string_view) {});
   auto plugin = lib->create();
   plugin->setup(ctx, Params({{"launches", launches}}));
+  ctx.setup_done();  // as a worker does: trace hooks stop watching setup
   plugin->run(ctx);
   cuda::synchronize();
 

@@ -24,9 +24,9 @@ class AddLoop final : public expr::Plugin {
   }
 
   void setup(expr::Context& ctx, const expr::Params& p) override {
+    expr_torch::trace_ops(ctx);
     launches_ = p.integer("launches");
     x_ = at::zeros({1}, at::TensorOptions().dtype(at::kFloat).device(expr_torch::device_of(ctx)));
-    expr_torch::trace_ops(ctx);
     expr_torch::note_versions(ctx);
   }
 

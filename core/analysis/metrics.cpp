@@ -348,6 +348,7 @@ std::optional<Unavailable> not_ran(const outcome::Measurement& m) {
 }
 
 std::string stats_evidence(const outcome::Stats& s) {
+  if (s.count == 1) return "one call";
   const auto samples = s.iterations > s.count ? fmt::format("{} batches of {} calls in all", s.count, s.iterations)
                                               : fmt::format("{} samples", s.count);
   return fmt::format("median of {}, min {}, max {}, spread {}{}", samples, util::format_duration(s.min),
@@ -356,7 +357,10 @@ std::string stats_evidence(const outcome::Stats& s) {
 
 Outcome gpu_time(const outcome::Measurement& m, const MetricCall&) {
   if (auto u = not_ran(m)) return *u;
-  if (!m.device_time) return Unavailable{"gpu_time needs CUDA-event timing, and the experiment ran on the cpu"};
+  if (!m.device_time)
+    return Unavailable{m.device == Device::cuda
+                           ? "gpu_time needs CUDA-event timing, which a traced call does not get; busy_time is its device time"
+                           : "gpu_time needs CUDA-event timing, and the experiment ran on the cpu"};
   return Observation{time_ns(m.device_time->median), stats_evidence(*m.device_time), {}};
 }
 
@@ -369,7 +373,9 @@ Outcome host_time(const outcome::Measurement& m, const MetricCall&) {
 Outcome first_call(const outcome::Measurement& m, const MetricCall&) {
   if (auto u = not_ran(m)) return *u;
   if (!m.first_call_ns) return Unavailable{"no first call was timed"};
-  return Observation{time_ns(*m.first_call_ns), "the cold first run(), device work included", {}};
+  std::vector<std::string> caveats;
+  if (!m.setup_warning.empty()) caveats.push_back(m.setup_warning);
+  return Observation{time_ns(*m.first_call_ns), "the cold first run(), device work included", caveats};
 }
 
 // Throughput over the device time when there is one, else over the host time.
@@ -523,10 +529,25 @@ const FieldSpec& result_type(const MetricSpec& spec, const MetricCall& call) {
   return spec.result;
 }
 
+const std::string_view cold_doc =
+    "cold.METRIC\n"
+    "    any metric above over the experiment's cold first call, traced in a second, fresh worker (setup, then\n"
+    "    that one call with host ranges, framework ops and device activity): cold.ops(\"...\"),\n"
+    "    cold.api_calls(\"...\"), cold.busy_time, cold.host_time (its run(), tracing on), cold.first_call\n"
+    "    (with the device's work). Taken only when a guess reads it; the timed first_call stays untraced.";
+
 Outcome evaluate(const outcome::Measurement& m, const MetricCall& call) {
   const auto* spec = find_metric(call.metric);
   if (!spec) return Unavailable{fmt::format("unknown metric {}", call.metric)};
-  return spec->compute(m, call);
+  if (!call.cold) return spec->compute(m, call);
+  if (auto u = not_ran(m)) return *u;
+  if (!m.cold) return Unavailable{"this run has no cold trace of the experiment: no guess read cold.* when it ran"};
+  const auto& cold = *m.cold;
+  if (cold.status != outcome::Status::ok)
+    return Unavailable{fmt::format("the cold call's worker {}: {}", outcome::to_string(cold.status), cold.reason)};
+  auto outcome = spec->compute(cold, call);
+  if (auto* u = std::get_if<Unavailable>(&outcome)) u->reason = "the cold call: " + u->reason;
+  return outcome;
 }
 
 }  // namespace expr::analysis

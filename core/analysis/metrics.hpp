@@ -20,7 +20,13 @@ struct MetricCall {
   std::string metric;
   std::map<std::string, std::string> args;  // argument name -> text (a regex, a copy kind, a key)
   std::string field;                        // for selectors, the figure asked for
+  bool cold = false;                        // written cold.metric: over the experiment's cold call
 };
+
+// `cold.metric` evaluates any metric over the experiment's cold first call, traced in a fresh
+// worker (Measurement::cold) rather than over its warm traced iterations and timings.
+inline constexpr std::string_view cold_prefix = "cold";
+extern const std::string_view cold_doc;  // what `expr metrics` says about it
 
 struct Observation {
   Value value;

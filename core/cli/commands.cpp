@@ -196,6 +196,7 @@ int metrics() {
     for (const auto& a : m.args) fmt::print("    {}: {}\n", a.name, a.doc);
     for (const auto& f : m.fields) fmt::print("    .{}: {}\n", f.name, f.doc);
   }
+  fmt::print("{}\n", analysis::cold_doc);
   return ok;
 }
 

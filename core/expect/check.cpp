@@ -79,6 +79,14 @@ void bind_arguments(Reference& ref, const Reference::Segment& seg, const analysi
 
 void bind_reference(Reference& ref, const std::vector<std::string>& experiments) {
   auto& segs = ref.segments;
+  // cold.metric: the same metric over the experiment's cold first call (analysis::cold_prefix).
+  if (segs.size() > 1 && segs[0].name == analysis::cold_prefix && !segs[0].args) {
+    if (!analysis::find_metric(segs[1].name))
+      throw SyntaxError(segs[1].offset, fmt::format("cold. reads a metric of this experiment's own cold call, and '{}' is no metric{}",
+                                                    segs[1].name, util::did_you_mean(segs[1].name, analysis::metric_names())));
+    ref.call.cold = true;
+    segs.erase(segs.begin());
+  }
   std::size_t i = 0;
   if (!analysis::find_metric(segs[0].name)) {
     const bool names_experiment = std::find(experiments.begin(), experiments.end(), segs[0].name) != experiments.end();

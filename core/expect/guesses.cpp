@@ -22,19 +22,42 @@ std::optional<CompiledGuess> compile_guess(const series::GuessSpec& spec, const 
   }
 }
 
-std::vector<std::vector<CompiledGuess>> compile_guesses(const series::Plan& plan) {
+namespace {
+
+bool reads_cold(const Node& n) {
+  return std::visit(
+      [](const auto& e) -> bool {
+        using E = std::decay_t<decltype(e)>;
+        if constexpr (std::is_same_v<E, Reference>) return e.call.cold;
+        else if constexpr (std::is_same_v<E, Negation>) return reads_cold(*e.operand);
+        else if constexpr (std::is_same_v<E, Arithmetic>) return reads_cold(*e.lhs) || reads_cold(*e.rhs);
+        else return false;
+      },
+      n.expr);
+}
+
+}  // namespace
+
+bool reads_cold_call(const Check& check) { return reads_cold(*check.observed) || reads_cold(*check.guessed); }
+
+std::vector<std::vector<CompiledGuess>> compile_guesses(series::Plan& plan) {
   std::vector<util::Problem> problems;
   std::vector<std::string> names;
   for (const auto& e : plan.experiments) {
     names.push_back(e.name);
     if (analysis::find_metric(e.name))
       problems.push_back({e.name_pos, fmt::format("experiment name '{}' is also a metric; guesses could not tell them apart", e.name)});
+    else if (e.name == analysis::cold_prefix)
+      problems.push_back({e.name_pos, "experiment name 'cold' is taken: cold.metric reads an experiment's cold first call"});
   }
   std::vector<std::vector<CompiledGuess>> out;
-  for (const auto& e : plan.experiments) {
+  for (auto& e : plan.experiments) {
     auto& compiled = out.emplace_back();
     for (const auto& spec : e.guesses)
-      if (auto g = compile_guess(spec, names, e.plugin_pos, problems)) compiled.push_back(std::move(*g));
+      if (auto g = compile_guess(spec, names, e.plugin_pos, problems)) {
+        e.trace_cold_call = e.trace_cold_call || reads_cold_call(g->check);
+        compiled.push_back(std::move(*g));
+      }
   }
   if (!problems.empty()) throw util::InputError(std::move(problems));
   return out;

@@ -17,9 +17,13 @@ struct CompiledGuess {
   Check check;
 };
 
-// One list per experiment of the plan, in the plan's order. Throws util::InputError with every
-// problem: a guess that does not parse or bind, an experiment named like a metric.
-std::vector<std::vector<CompiledGuess>> compile_guesses(const series::Plan& plan);
+// One list per experiment of the plan, in the plan's order, and each experiment whose guesses read
+// its cold call (cold.*) marked to have it traced. Throws util::InputError with every problem: a
+// guess that does not parse or bind, an experiment named like a metric.
+std::vector<std::vector<CompiledGuess>> compile_guesses(series::Plan& plan);
+
+// Whether the check reads the experiment's cold call anywhere (cold.metric).
+bool reads_cold_call(const Check& check);
 
 // Compiles one guess against `experiments`, or adds the problem (at the guess's own position, or
 // at `fallback` for a guess that has none, such as a plugin's) and returns nothing.

@@ -82,6 +82,7 @@ struct Measurement {
   std::string reason;  // why it failed or was skipped; notes for ok ones (e.g. "ran on cpu: no CUDA device")
 
   std::optional<double> first_call_ns;  // the cold first run(), device work included
+  std::string setup_warning;            // the setup rule check's finding (runner/context.hpp); empty when none
   std::optional<Stats> host;            // host wall time of run(), device idle before each call
   std::optional<Stats> device_time;     // CUDA-event time per iteration, back to back
   std::optional<Work> work;
@@ -90,6 +91,12 @@ struct Measurement {
   std::map<std::string, std::string> environment;
 
   TraceSource trace;  // empty when nothing was traced
+
+  // The cold first call once more, traced, in a fresh worker (runner/cold_trace.hpp): taken only
+  // when a guess reads cold.*, and only after this experiment succeeded. Its own status and
+  // reason say whether that worked; host is that one call's run() time, first_call the same with
+  // the device's work, trace its trace.
+  std::shared_ptr<const Measurement> cold;
 };
 
 }  // namespace expr::outcome

@@ -90,6 +90,8 @@ json to_json(const Measurement& m) {
   if (m.host) j["timing"]["host"] = stats_json(*m.host);
   if (m.device_time) j["timing"]["device"] = stats_json(*m.device_time);
   if (m.work) j["work"] = {{"flops", m.work->flops}, {"bytes", m.work->bytes}};
+  if (!m.setup_warning.empty()) j["setup_warning"] = m.setup_warning;
+  if (m.cold) j["cold"] = to_json(*m.cold);
   return j;
 }
 
@@ -112,6 +114,8 @@ Measurement measurement_from_json(const json& j) {
   if (t.contains("host")) m.host = stats_from(t.at("host"));
   if (t.contains("device")) m.device_time = stats_from(t.at("device"));
   if (j.contains("work")) m.work = Work{j.at("work").at("flops"), j.at("work").at("bytes")};
+  m.setup_warning = j.value("setup_warning", "");
+  if (j.contains("cold")) m.cold = std::make_shared<const Measurement>(measurement_from_json(j.at("cold")));
   return m;
 }
 

@@ -11,6 +11,7 @@ nlohmann::json to_json(const Measurement& m);
 // The trace is not part of the JSON: the run directory says where it is (report/run_directory.hpp).
 Measurement measurement_from_json(const nlohmann::json& j);
 
+
 nlohmann::json to_json(const ParamValue& v);
 ParamValue param_from_json(const nlohmann::json& j);
 

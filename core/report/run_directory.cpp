@@ -71,7 +71,7 @@ void RunDirectory::create() const {
 
 runner::ExperimentFiles RunDirectory::files(const std::string& name) const {
   fs::create_directories(experiment(name));
-  return {native_trace(name), worker_log(name)};
+  return {native_trace(name), worker_log(name), cold_trace(name), cold_worker_log(name)};
 }
 
 json to_json(const RunResult& run, const RunDirectory& dir) {
@@ -98,6 +98,7 @@ json to_json(const RunResult& run, const RunDirectory& dir) {
         x["trace"] = {{"unreadable", err.what()}};
       }
     }
+    if (m.cold && m.cold->trace) x["cold"]["trace_file"] = fs::relative(dir.cold_trace(m.experiment), dir.root()).string();
     x["guesses"] = json::array();
     for (const auto& g : e.guesses) {
       json one{{"check", g.spec.check}, {"origin", series::to_string(g.spec.origin)}, {"required", g.spec.required}, {"why", g.spec.why}};
@@ -142,6 +143,12 @@ RunResult RunDirectory::read() const {
       ExperimentResult e;
       e.measurement = outcome::measurement_from_json(x);
       if (const auto trace = x.value("trace_file", ""); !trace.empty()) e.measurement.trace = outcome::TraceSource(root_ / trace);
+      if (e.measurement.cold)
+        if (const auto trace = x.at("cold").value("trace_file", ""); !trace.empty()) {
+          auto cold = *e.measurement.cold;
+          cold.trace = outcome::TraceSource(root_ / trace);
+          e.measurement.cold = std::make_shared<const outcome::Measurement>(std::move(cold));
+        }
       for (const auto& g : x.value(first ? "expectations" : "guesses", json::array())) {
         JudgedGuess r;
         r.spec.check = g.at("check");

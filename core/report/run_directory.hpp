@@ -6,6 +6,8 @@
 //   RUN_DIR/experiments/NAME/expr_trace.json     the native trace (`expr replay` reads it)
 //   RUN_DIR/experiments/NAME/chrome_trace.json   the same trace for Perfetto and chrome://tracing
 //   RUN_DIR/experiments/NAME/worker.log          what the experiment's worker printed
+//   RUN_DIR/experiments/NAME/cold_trace.json     the cold first call traced, when a guess reads cold.*
+//   RUN_DIR/experiments/NAME/cold_worker.log     what that second worker printed
 //
 // Reading accepts expr.results/1 as well, so recorded runs keep replaying.
 #pragma once
@@ -34,6 +36,8 @@ class RunDirectory {
   std::filesystem::path native_trace(const std::string& name) const { return experiment(name) / "expr_trace.json"; }
   std::filesystem::path chrome_trace(const std::string& name) const { return experiment(name) / "chrome_trace.json"; }
   std::filesystem::path worker_log(const std::string& name) const { return experiment(name) / "worker.log"; }
+  std::filesystem::path cold_trace(const std::string& name) const { return experiment(name) / "cold_trace.json"; }
+  std::filesystem::path cold_worker_log(const std::string& name) const { return experiment(name) / "cold_worker.log"; }
 
   // Creates the directory; throws std::runtime_error with the system's reason when it cannot.
   void create() const;

@@ -35,14 +35,18 @@ class NativeTraces final : public Sink {
   explicit NativeTraces(RunDirectory dir) : dir_(std::move(dir)) {}
   void finished(const RunResult&, const ExperimentResult& e) override {
     const auto& m = e.measurement;
-    const auto target = dir_.native_trace(m.experiment);
-    if (!m.trace || m.trace.file() == target) return;
-    std::filesystem::create_directories(target.parent_path());
-    if (m.trace.file().empty()) trace::save(*m.trace, target);
-    else std::filesystem::copy_file(m.trace.file(), target, std::filesystem::copy_options::overwrite_existing);
+    place(m.trace, dir_.native_trace(m.experiment));
+    if (m.cold) place(m.cold->trace, dir_.cold_trace(m.experiment));
   }
 
  private:
+  static void place(const outcome::TraceSource& trace, const std::filesystem::path& target) {
+    if (!trace || trace.file() == target) return;
+    std::filesystem::create_directories(target.parent_path());
+    if (trace.file().empty()) trace::save(*trace, target);
+    else std::filesystem::copy_file(trace.file(), target, std::filesystem::copy_options::overwrite_existing);
+  }
+
   RunDirectory dir_;
 };
 

@@ -1,4 +1,7 @@
+// The worker's Context: see context.hpp.
 #include "runner/context.hpp"
+
+#include <fmt/format.h>
 
 namespace expr::runner {
 
@@ -7,7 +10,14 @@ RangeHandle WorkerContext::begin_range(std::string_view name, RangeKind kind) {
 }
 
 void WorkerContext::report_correctness(std::string_view what, double relative_error, double tolerance) {
-  measurement_.correctness.push_back({std::string(what), relative_error, tolerance});
+  if (plugin_hook_ == "verify()") {
+    measurement_.correctness.push_back({std::string(what), relative_error, tolerance});
+    return;
+  }
+  if (violation_.empty())
+    violation_ = fmt::format("plugin {} called report_correctness (\"{}\") in {}; correctness is accepted only from verify(), "
+                             "which runs after the cold first call, because setup must not run the measured work",
+                             measurement_.plugin, what, plugin_hook_);
 }
 
 void WorkerContext::report_fact(std::string_view key, std::string_view value) {
@@ -24,6 +34,19 @@ void WorkerContext::start_hooks() {
 
 void WorkerContext::stop_hooks() {
   for (auto it = hooks_.rbegin(); it != hooks_.rend(); ++it) (*it)->stop();
+}
+
+void WorkerContext::setup_done() {
+  for (auto& h : hooks_) h->setup_done();
+}
+
+std::vector<std::string> WorkerContext::seen_in_setup() const {
+  std::vector<std::string> names;
+  for (const auto& h : hooks_) {
+    auto seen = h->seen_in_setup();
+    names.insert(names.end(), std::make_move_iterator(seen.begin()), std::make_move_iterator(seen.end()));
+  }
+  return names;
 }
 
 }  // namespace expr::runner

@@ -1,11 +1,13 @@
 // The Context a plugin sees inside a worker: ranges go to the host recorder, facts and correctness
-// figures to the measurement, log lines to the parent.
+// figures to the measurement, log lines to the parent. It also enforces that correctness comes
+// only from verify() (expr/plugin.hpp: setup must not run the measured work).
 #pragma once
 
 #include <expr/plugin.hpp>
 
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "outcome/measurement.hpp"
@@ -31,10 +33,21 @@ class WorkerContext final : public Context {
   void note_environment(std::string_view key, std::string_view value) override;
   void add_trace_hook(std::unique_ptr<TraceHook> hook) override { hooks_.push_back(std::move(hook)); }
 
+  // The plugin hook the runner is about to call ("setup()", "run()", "verify()", "teardown()"),
+  // for the error when a hook does what only another may.
+  void entering(std::string_view plugin_hook) { plugin_hook_ = plugin_hook; }
+  // The first thing the plugin did that the API refuses, or empty. Recorded rather than thrown, so
+  // a plugin that catches everything cannot hide it; the runner fails the phase on it.
+  const std::string& violation() const { return violation_; }
+
   // Around the traced iterations.
   void start_hooks();
   void stop_hooks();
   bool has_hooks() const { return !hooks_.empty(); }
+
+  // As setup() returns: hooks stop watching it. Then what they saw there, by name.
+  void setup_done();
+  std::vector<std::string> seen_in_setup() const;
 
  private:
   Device device_;
@@ -43,6 +56,8 @@ class WorkerContext final : public Context {
   outcome::Measurement& measurement_;
   LogSink log_;
   std::vector<std::unique_ptr<TraceHook>> hooks_;
+  std::string_view plugin_hook_ = "setup()";
+  std::string violation_;
 };
 
 }  // namespace expr::runner

@@ -1,9 +1,14 @@
+// The phases of one experiment inside a worker process: see experiment.hpp.
 #include "runner/experiment.hpp"
 
 #include <fmt/format.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <functional>
+#include <optional>
+#include <set>
+#include <vector>
 
 #include "cupti/collector.hpp"
 #include "device/cuda.hpp"
@@ -35,35 +40,66 @@ class Session {
     m_.device = placement.device;
   }
 
-  outcome::Measurement run(const std::filesystem::path& trace_file) {
-    std::string phase = "setup";
+  outcome::Measurement measure(const std::filesystem::path& trace_file) {
+    return run_phases({
+        {"setup", [&] { prepare(); }},
+        {"first call", [&] { first_call(); }},
+        {"verify", [&] { verify(); }},
+        {"warm-up", [&] { warm_up(); }},
+        {"timing",
+         [&] {
+           time_host();
+           if (cuda_) time_device();
+         }},
+        {"tracing",
+         [&] {
+           if (plan_.iterations.traced == 0) return;
+           progress("tracing", fmt::format("{} iterations", plan_.iterations.traced));
+           trace(trace_file, plan_.iterations.traced);
+           check_setup_rule();
+         }},
+        {"teardown", [&] { teardown(); }},
+    });
+  }
+
+  outcome::Measurement trace_cold(const std::filesystem::path& trace_file) {
+    return run_phases({
+        {"setup", [&] { prepare(); }},
+        {"cold call", [&] { cold_call(trace_file); }},
+        {"teardown", [&] { teardown(); }},
+    });
+  }
+
+ private:
+  struct Phase {
+    const char* name;
+    std::function<void()> run;
+  };
+
+  // The first failure ends the experiment, the phase's name in front of its reason; what was
+  // measured before it is kept.
+  outcome::Measurement run_phases(const std::vector<Phase>& phases) {
+    const char* phase = "";
     try {
-      prepare(phase);
-      phase = "first call";
-      first_call();
-      phase = "warm-up";
-      warm_up();
-      phase = "timing";
-      time_host();
-      if (cuda_) time_device();
-      phase = "tracing";
-      if (plan_.iterations.traced > 0) trace(trace_file);
-      phase = "teardown";
-      progress("teardown", "");
-      plugin_->teardown(ctx_);
-      check_device("teardown");
+      for (const auto& p : phases) {
+        phase = p.name;
+        p.run();
+        // Refused API use (report_correctness outside verify()) is recorded, not thrown, so a
+        // plugin cannot swallow it: it fails the phase it happened in.
+        if (!ctx_.violation().empty()) throw PhaseError(ctx_.violation());
+      }
       m_.status = outcome::Status::ok;
+      m_.reason = m_.setup_warning;
     } catch (const std::exception& e) {
       m_.status = outcome::Status::failed;
       m_.reason = fmt::format("{}: {}", phase, e.what());
     } catch (...) {
       m_.status = outcome::Status::failed;
-      m_.reason = phase + ": an exception that is not a std::exception";
+      m_.reason = std::string(phase) + ": an exception that is not a std::exception";
     }
     return std::move(m_);
   }
 
- private:
   void progress(std::string_view phase, std::string_view detail) {
     if (events_.progress) events_.progress(phase, detail);
   }
@@ -77,7 +113,7 @@ class Session {
     if (cuda_) cuda::synchronize();
   }
 
-  void prepare(std::string& phase) {
+  void prepare() {
     progress("setup", "");
     if (cuda_) {
       cuda::select(placement_.index);
@@ -86,18 +122,16 @@ class Session {
     }
     plugin_ = plan_.plugin->create();
     m_.work = plugin_->work(plan_.params);
+    ctx_.entering("setup()");
     plugin_->setup(ctx_, plan_.params);
+    ctx_.setup_done();
     sync();
     check_device("setup");
-    phase = "correctness";
-    for (const auto& c : m_.correctness)
-      if (!c.ok())
-        throw PhaseError(fmt::format("{}: relative error {:.3g} exceeds the tolerance {:.3g}; the variant computes the wrong result",
-                                     c.what, c.relative_error, c.tolerance));
   }
 
   void first_call() {
     progress("first call", "");
+    ctx_.entering("run()");
     const auto start = trace::now();
     plugin_->run(ctx_);
     sync();
@@ -105,8 +139,22 @@ class Session {
     check_device("the first call");
   }
 
+  // The first call's output against the plugin's reference; a wrong result fails the experiment.
+  void verify() {
+    progress("verify", "");
+    ctx_.entering("verify()");
+    plugin_->verify(ctx_);
+    sync();
+    check_device("verify");
+    for (const auto& c : m_.correctness)
+      if (!c.ok())
+        throw PhaseError(fmt::format("{}: relative error {:.3g} exceeds the tolerance {:.3g}; the variant computes the wrong result",
+                                     c.what, c.relative_error, c.tolerance));
+  }
+
   void warm_up() {
     progress("warm-up", fmt::format("{} iterations", plan_.iterations.warmup));
+    ctx_.entering("run()");
     for (int i = 0; i < plan_.iterations.warmup; ++i) plugin_->run(ctx_);
     sync();
     check_device("warm-up");
@@ -161,8 +209,9 @@ class Session {
 
   static std::string sampler_detail(const Sampler& s) { return fmt::format("{} samples", s.count()); }
 
-  void trace(const std::filesystem::path& file) {
-    progress("tracing", fmt::format("{} iterations", plan_.iterations.traced));
+  // Traces `calls` iterations (host ranges, framework ops, device activity) and saves the trace.
+  // Returns when the device finished the last one.
+  trace::Ns trace(const std::filesystem::path& file, int calls) {
     std::optional<cupti::Collector> collector;
     if (cuda_) {
       collector.emplace(trace_);
@@ -171,19 +220,44 @@ class Session {
       trace_.collection.device_unavailable = "the experiment ran on the cpu";
     }
     trace_.collection.ops_traced = ctx_.has_hooks();
+    ctx_.entering("run()");
     ctx_.start_hooks();
-    for (int i = 0; i < plan_.iterations.traced; ++i) {
+    for (int i = 0; i < calls; ++i) {
       recorder_.begin_iteration();
       plugin_->run(ctx_);
       recorder_.end_iteration();
       sync();  // iterations do not overlap on the device timeline
     }
+    const auto device_done = trace::now();
     ctx_.stop_hooks();
     if (collector) collector->stop();
     check_device("tracing");
     trace_.process = static_cast<std::uint32_t>(::getpid());
     trace::link(trace_);
     trace::save(trace_, file);
+    return device_done;
+  }
+
+  // The cold call traced: its run() as the host time, and with the device's work as the first
+  // call, both with the cost of tracing in them.
+  void cold_call(const std::filesystem::path& file) {
+    progress("cold call", "traced");
+    const auto device_done = trace(file, 1);
+    const auto& call = trace_.iterations.at(0);
+    const auto run_ns = static_cast<double>(call.end - call.start);
+    m_.host = outcome::Stats{.count = 1, .samples = {run_ns}, .iterations = 1, .median = run_ns, .mean = run_ns, .min = run_ns,
+                             .max = run_ns, .spread = 0, .seconds = run_ns * 1e-9, .converged = true};
+    m_.first_call_ns = static_cast<double>(device_done - call.start);
+    check_setup_rule();
+  }
+
+  void check_setup_rule() { m_.setup_warning = setup_rule_finding(trace_, ctx_.seen_in_setup()); }
+
+  void teardown() {
+    progress("teardown", "");
+    ctx_.entering("teardown()");
+    plugin_->teardown(ctx_);
+    check_device("teardown");
   }
 
   const series::ExperimentPlan& plan_;
@@ -201,7 +275,33 @@ class Session {
 
 outcome::Measurement run_experiment(const series::ExperimentPlan& plan, const Placement& placement,
                                     const std::filesystem::path& trace_file, const ExperimentEvents& events) {
-  return Session(plan, placement, events).run(trace_file);
+  return Session(plan, placement, events).measure(trace_file);
+}
+
+outcome::Measurement trace_cold_call(const series::ExperimentPlan& plan, const Placement& placement,
+                                     const std::filesystem::path& trace_file, const ExperimentEvents& events) {
+  return Session(plan, placement, events).trace_cold(trace_file);
+}
+
+std::string setup_rule_finding(const trace::Trace& trace, const std::vector<std::string>& seen_in_setup) {
+  if (trace.iterations.empty()) return "";
+  // The outermost ops of one run(): those not inside another op.
+  std::set<std::string> run_ops;
+  for (const auto& r : trace.ranges) {
+    if (r.kind != trace::RangeKind::op || r.iteration != 0) continue;
+    if (r.parent == trace::none || trace.ranges[static_cast<std::size_t>(r.parent)].kind != trace::RangeKind::op)
+      run_ops.insert(trace.strings[r.name]);
+  }
+  if (run_ops.empty()) return "";
+  const std::set<std::string> setup_ops(seen_in_setup.begin(), seen_in_setup.end());
+  std::string names;
+  for (const auto& op : run_ops) {
+    if (!setup_ops.count(op)) return "";
+    names += (names.empty() ? "" : ", ") + op;
+  }
+  return fmt::format("setup() dispatched every framework op that run() dispatches ({}): setup ran the measured work, so the "
+                     "first call was not cold (expr/plugin.hpp: setup must not run the measured work)",
+                     names);
 }
 
 }  // namespace expr::runner

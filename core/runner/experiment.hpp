@@ -1,13 +1,17 @@
-// One experiment, run inside a worker process: setup, a cold first call timed on its own, warm-up,
-// timed iterations with tracing off, traced iterations, teardown.
+// One experiment, run inside a worker process: setup, a cold first call timed on its own, verify,
+// warm-up, timed iterations with tracing off, traced iterations, teardown. Or, in a second fresh
+// worker, setup and the cold first call traced (runner/cold_trace.hpp).
 #pragma once
 
 #include <filesystem>
 #include <functional>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "outcome/measurement.hpp"
 #include "series/plan.hpp"
+#include "trace/trace.hpp"
 
 namespace expr::runner {
 
@@ -18,7 +22,8 @@ struct Placement {
 };
 
 struct ExperimentEvents {
-  // Phase names: setup, first call, warm-up, timing host, timing device, tracing, teardown.
+  // Phase names: setup, first call, verify, warm-up, timing host, timing device, tracing,
+  // cold call, teardown.
   std::function<void(std::string_view phase, std::string_view detail)> progress;
   std::function<void(LogLevel, std::string_view)> log;
 };
@@ -26,6 +31,17 @@ struct ExperimentEvents {
 // Never throws for a plugin's failure: it is recorded in the measurement's status and reason, with
 // everything measured before it kept. The trace (if any) is saved to `trace_file`.
 outcome::Measurement run_experiment(const series::ExperimentPlan& plan, const Placement& placement, const std::filesystem::path& trace_file,
-                           const ExperimentEvents& events);
+                                    const ExperimentEvents& events);
+
+// Setup, then the first call traced (host ranges, framework ops, device activity) and saved to
+// `trace_file`; no verify, warm-up or timing. The measurement's host time is that call's run(),
+// its first_call the same with the device's work; both carry the cost of tracing.
+outcome::Measurement trace_cold_call(const series::ExperimentPlan& plan, const Placement& placement,
+                                     const std::filesystem::path& trace_file, const ExperimentEvents& events);
+
+// The setup rule check over a finished trace: when every outermost framework op of the first traced
+// run() is among `seen_in_setup` (what the plugin's trace hooks saw setup dispatch), the note that
+// setup ran the measured work; empty otherwise, and when the trace holds no framework ops.
+std::string setup_rule_finding(const trace::Trace& trace, const std::vector<std::string>& seen_in_setup);
 
 }  // namespace expr::runner

@@ -7,6 +7,7 @@
 
 #include "device/cuda.hpp"
 #include "outcome/measurement_json.hpp"
+#include "runner/cold_trace.hpp"
 #include "runner/worker.hpp"
 
 namespace expr::runner {
@@ -24,7 +25,7 @@ DeviceProbe probe_devices() {
         j["environment"] = a.devices > 0 ? cuda::environment(0) : std::map<std::string, std::string>{};
         channel.send(j);
       },
-      {30, log, nullptr});
+      {.timeout_seconds = 30, .log_file = log});
   if (exit.result) {
     probe.devices = exit.result->at("devices");
     probe.unavailable = exit.result->at("unavailable");
@@ -162,24 +163,37 @@ void run_series(const series::Plan& plan, const DeviceProbe& probe, const RunOpt
       const auto files = options.files(e.name);
       auto& state = running[e.name];
       observer.started(e, placement);
+      // Progress and logs of the experiment's workers, as they arrive.
+      const auto listen = [&observer, &state, &e](const nlohmann::json& message) {
+        const auto type = message.value("type", "");
+        if (type == "progress") {
+          state.last_phase = message.value("phase", "");
+          observer.progress(e.name, state.last_phase, message.value("detail", ""));
+        } else if (type == "log") {
+          observer.log(e.name, level_from(message.value("level", "info")), message.value("message", ""));
+        } else if (type == "error") {
+          state.error = message.value("message", "");
+        }
+      };
       pool.start([&e, placement, files](Channel& channel) { experiment_job(channel, e, placement, files); },
-                 {e.timeout, files.log,
-                  [&observer, &state, &e](const nlohmann::json& message) {
-                    const auto type = message.value("type", "");
-                    if (type == "progress") {
-                      state.last_phase = message.value("phase", "");
-                      observer.progress(e.name, state.last_phase, message.value("detail", ""));
-                    } else if (type == "log") {
-                      observer.log(e.name, level_from(message.value("level", "info")), message.value("message", ""));
-                    } else if (type == "error") {
-                      state.error = message.value("message", "");
-                    }
-                  },
-                  [&observer, &running, &e, placement, files](WorkerExit exit) {
-                    const auto& state = running.at(e.name);
+                 {e.timeout, files.log, listen, [&, listen, placement, files](WorkerExit exit) {
                     auto m = conclude(e, placement, files, exit, state.last_phase, state.error);
-                    running.erase(e.name);
-                    observer.finished(std::move(m));
+                    if (m.status != outcome::Status::ok || !e.trace_cold_call) {
+                      running.erase(e.name);
+                      observer.finished(std::move(m));
+                      return;
+                    }
+                    // The cold call traced in a fresh worker, in the same slot: the experiment
+                    // finishes when that worker does.
+                    state.error.clear();
+                    pool.start([&e, placement, files](Channel& channel) { cold_trace_job(channel, e, placement, files); },
+                               {e.timeout, files.cold_log, listen,
+                                [&, placement, files, measured = std::move(m)](WorkerExit cold_exit) mutable {
+                                  measured.cold = std::make_shared<const outcome::Measurement>(
+                                      conclude_cold_trace(e, placement, files, cold_exit, running.at(e.name).error));
+                                  running.erase(e.name);
+                                  observer.finished(std::move(measured));
+                                }});
                   }});
     }
     pool.wait();

@@ -25,8 +25,10 @@ DeviceProbe probe_devices();
 
 // Where a worker leaves its files; the run directory (report/run_directory.hpp) decides.
 struct ExperimentFiles {
-  std::filesystem::path trace;  // the native trace of the traced iterations
-  std::filesystem::path log;    // the worker's stdout and stderr
+  std::filesystem::path trace;       // the native trace of the traced iterations
+  std::filesystem::path log;         // the worker's stdout and stderr
+  std::filesystem::path cold_trace;  // the cold call's trace, when a guess reads it (cold_trace.hpp)
+  std::filesystem::path cold_log;    // that second worker's stdout and stderr
 };
 
 struct RunOptions {

@@ -133,19 +133,20 @@ void WorkerPool::wait() {
         std::chrono::duration_cast<std::chrono::milliseconds>(next_deadline - now).count() + 1, 0, 1000));
   const int ready = ::poll(fds.data(), fds.size(), wait_ms);
   if (ready <= 0) return;  // a timeout came due, or a signal: the next call looks again
+  // Children are reaped, and their on_exit run (which may start the next worker, on a reused fd),
+  // only once every pipe that poll reported has been read.
+  std::vector<int> ended;
   for (const auto& p : fds)
-    if (p.revents != 0) read_from(p.fd);
+    if (p.revents != 0 && !read_from(p.fd)) ended.push_back(p.fd);
+  for (const int fd : ended) finish(fd, false);
 }
 
-void WorkerPool::read_from(int fd) {
+bool WorkerPool::read_from(int fd) {
   auto& w = workers_.at(fd);
   char buffer[65536];
   const auto n = ::read(fd, buffer, sizeof buffer);
-  if (n < 0 && errno == EINTR) return;
-  if (n <= 0) {
-    finish(fd, false);
-    return;
-  }
+  if (n < 0 && errno == EINTR) return true;
+  if (n <= 0) return false;
   w.pending.append(buffer, static_cast<std::size_t>(n));
   for (std::size_t nl; (nl = w.pending.find('\n')) != std::string::npos;) {
     auto message = nlohmann::json::parse(std::string_view(w.pending).substr(0, nl), nullptr, false);
@@ -154,6 +155,7 @@ void WorkerPool::read_from(int fd) {
     if (message.value("type", "") == "result") w.result = std::move(message);
     else if (w.options.on_message) w.options.on_message(message);
   }
+  return true;
 }
 
 void WorkerPool::finish(int fd, bool timed_out) {

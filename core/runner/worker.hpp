@@ -65,7 +65,7 @@ class WorkerPool {
     std::string pending;  // a message not yet complete
     std::optional<nlohmann::json> result;
   };
-  void read_from(int fd);
+  bool read_from(int fd);  // false once the child closed its end
   void finish(int fd, bool timed_out);
 
   std::map<int, Worker> workers_;  // by the read end of the child's pipe

@@ -22,6 +22,7 @@ struct ExperimentPlan {
   Iterations iterations;
   double timeout = 0;
   std::vector<GuessSpec> guesses;  // the series' own first, then the plugin's
+  bool trace_cold_call = false;    // a guess reads cold.*: trace the cold call in a second worker (expect/guesses.hpp sets it)
 };
 
 struct Plan {

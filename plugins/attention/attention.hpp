@@ -24,10 +24,14 @@ struct Inputs {
 // Fresh normal inputs from a fixed seed; never zeros, which hide wrong indexing.
 Inputs make_inputs(const Shape& shape, at::Device device);
 
-// softmax(q kᵀ / √d [+ causal mask]) v in float64: what every variant is checked against.
+// softmax(q kᵀ / √d [+ causal mask]) v in float64, on the inputs' device: what every variant is
+// checked against. On a GPU it runs cuBLAS's double GEMMs, and cuBLAS's first use (handle and
+// workspace) is part of what a variant's cold first call pays, so it is computed only after that
+// call, in verify() (expr/plugin.hpp: setup must not run the measured work).
 at::Tensor reference(const Inputs& in, bool causal);
 
-// Reports ‖out − ref‖/‖ref‖ against the dtype's tolerance; the runner fails a variant above it.
+// For verify(): reports ‖out − ref‖/‖ref‖ of the first call's output against the dtype's
+// tolerance; the runner fails a variant above it.
 void check_against_reference(expr::Context& ctx, const at::Tensor& out, const Inputs& in, const Shape& shape, bool causal);
 
 // Dense count: 4·b·h·s²·d FLOPs for the two products (causal kernels skip about half of them),

@@ -4,8 +4,9 @@
 // One run(), on the legacy default stream: four kernels through cudaLaunchKernel, each bounded on
 // sm_90 by a different resource (threads, registers, shared memory, the block limit); a
 // device-to-device copy and a memset of `bytes`; and one kernel through the driver's
-// cuLaunchKernelEx with clusters of 2 blocks. setup() checks every output on the host and reports
-// what the CUDA API says about each kernel as facts, so the guesses compare the trace with them.
+// cuLaunchKernelEx with clusters of 2 blocks. setup() reports what the CUDA API says about each
+// kernel as facts, so the guesses compare the trace with them; verify() checks every output of the
+// first call on the host.
 #include <cuda.h>
 #include <cuda_runtime.h>
 
@@ -22,7 +23,7 @@
 
 // ---- Kernels ------------------------------------------------------------------------------------
 // Each reads a real buffer (values in [1, 2)) and writes its own output, so run() can be repeated
-// and setup() can check every output.
+// and verify() can check every output.
 
 constexpr unsigned threads_block = 1024;
 constexpr unsigned registers_block = 256;
@@ -303,10 +304,6 @@ class CudaProbe final : public expr::Plugin {
 
     for (const auto& k : runtime_kernels) report_truth(ctx, k);
     report_truth(ctx, launch_ex_kernel);
-
-    run(ctx);
-    check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
-    verify(ctx, input);
   }
 
   void run(expr::Context& ctx) override {
@@ -327,6 +324,37 @@ class CudaProbe final : public expr::Plugin {
       auto range = ctx.range("driver launch");
       launch_ex(floats(copied_), floats(set_), floats(outputs_.back()));
     }
+  }
+
+  // Every output of the first call against host references; the runner has waited for the device.
+  void verify(expr::Context& ctx) override {
+    const auto input = input_values(n_);
+    double worst = 0;
+    std::string worst_what = "none";
+    auto consider = [&](double e, const std::string& what) {
+      if (std::isnan(worst)) return;
+      if (std::isnan(e) || e > worst) {
+        worst = e;
+        worst_what = what;
+      }
+    };
+    // One reference at a time: each is n doubles.
+    const auto threads = static_cast<std::size_t>(grid_) * registers_block;
+    consider(worst_error(download(outputs_[0], n_), reference_threads(input)), "probe_threads");
+    consider(worst_error(download(outputs_[1], n_), reference_registers(input, threads)), "probe_registers");
+    consider(worst_error(download(outputs_[2], n_), reference_shared(input)), "probe_shared");
+    consider(worst_error(download(outputs_[3], n_), reference_blocks(input)), "probe_blocks");
+    consider(worst_error(download(outputs_[4], n_), reference_launch_ex(input)), "probe_launch_ex");
+
+    const auto copied = download(copied_, n_);
+    consider(std::memcmp(copied.data(), input.data(), n_ * sizeof(float)) == 0 ? 0.0 : 1.0, "the DtoD copy");
+    std::vector<unsigned char> set(n_ * sizeof(float));
+    check(cudaMemcpy(set.data(), set_.get(), set.size(), cudaMemcpyDeviceToHost), "cudaMemcpy DtoH");
+    const bool all_set = std::all_of(set.begin(), set.end(), [](unsigned char b) { return b == memset_byte; });
+    consider(all_set ? 0.0 : 1.0, "the memset");
+
+    ctx.info("cuda_probe: worst relative error " + std::to_string(worst) + " (" + worst_what + ")");
+    ctx.report_correctness("every kernel output, the copy and the memset against host references", worst, 1e-5);
   }
 
   void teardown(expr::Context&) override {
@@ -434,35 +462,6 @@ class CudaProbe final : public expr::Plugin {
     ctx.report_fact(name + ".registers", std::to_string(attributes.numRegs));
     ctx.report_fact(name + ".static_shared", std::to_string(attributes.sharedSizeBytes));
     ctx.report_fact(name + ".blocks_per_sm", std::to_string(blocks));
-  }
-
-  void verify(expr::Context& ctx, const std::vector<float>& input) {
-    double worst = 0;
-    std::string worst_what = "none";
-    auto consider = [&](double e, const std::string& what) {
-      if (std::isnan(worst)) return;
-      if (std::isnan(e) || e > worst) {
-        worst = e;
-        worst_what = what;
-      }
-    };
-    // One reference at a time: each is n doubles.
-    const auto threads = static_cast<std::size_t>(grid_) * registers_block;
-    consider(worst_error(download(outputs_[0], n_), reference_threads(input)), "probe_threads");
-    consider(worst_error(download(outputs_[1], n_), reference_registers(input, threads)), "probe_registers");
-    consider(worst_error(download(outputs_[2], n_), reference_shared(input)), "probe_shared");
-    consider(worst_error(download(outputs_[3], n_), reference_blocks(input)), "probe_blocks");
-    consider(worst_error(download(outputs_[4], n_), reference_launch_ex(input)), "probe_launch_ex");
-
-    const auto copied = download(copied_, n_);
-    consider(std::memcmp(copied.data(), input.data(), n_ * sizeof(float)) == 0 ? 0.0 : 1.0, "the DtoD copy");
-    std::vector<unsigned char> set(n_ * sizeof(float));
-    check(cudaMemcpy(set.data(), set_.get(), set.size(), cudaMemcpyDeviceToHost), "cudaMemcpy DtoH");
-    const bool all_set = std::all_of(set.begin(), set.end(), [](unsigned char b) { return b == memset_byte; });
-    consider(all_set ? 0.0 : 1.0, "the memset");
-
-    ctx.info("cuda_probe: worst relative error " + std::to_string(worst) + " (" + worst_what + ")");
-    ctx.report_correctness("every kernel output, the copy and the memset against host references", worst, 1e-5);
   }
 
   std::int64_t bytes_ = 0;

@@ -38,7 +38,9 @@ class MaskedFill final : public expr::Plugin {
 
   std::optional<expr::Work> work(const expr::Params& p) const override { return attention::work(attention::shape_of(p)); }
 
+  // Inputs and the mask only: the first forward, cuBLAS's first use with it, is the cold call.
   void setup(expr::Context& ctx, const expr::Params& p) override {
+    expr_torch::trace_ops(ctx);
     shape_ = attention::shape_of(p);
     inplace_ = p.boolean("inplace");
     const auto device = expr_torch::device_of(ctx);
@@ -46,16 +48,19 @@ class MaskedFill final : public expr::Plugin {
     // The series builds the boolean mask once and reuses it.
     mask_ = at::ones({shape_.seq, shape_.seq}, at::TensorOptions().dtype(at::kBool).device(device)).triu(1);
     scale_ = 1.0 / std::sqrt(static_cast<double>(shape_.head_dim));
-    c10::NoGradGuard no_grad;
-    attention::check_against_reference(ctx, forward(), inputs_, shape_, true);
     expr_torch::note_versions(ctx);
-    expr_torch::trace_ops(ctx);
   }
 
   void run(expr::Context& ctx) override {
     c10::NoGradGuard no_grad;
     auto range = ctx.range("forward");
     out_ = forward();
+  }
+
+  // out_ still holds the first call's output.
+  void verify(expr::Context& ctx) override {
+    c10::NoGradGuard no_grad;
+    attention::check_against_reference(ctx, out_, inputs_, shape_, true);
   }
 
   void teardown(expr::Context&) override {

@@ -1,9 +1,14 @@
+// The ATen op observer: see op_tracer.hpp.
 #include "expr_torch/op_tracer.hpp"
 
 #include <ATen/record_function.h>
 
 #include <atomic>
 #include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
 #include <vector>
 
 namespace expr_torch {
@@ -30,11 +35,51 @@ void on_exit(const at::RecordFunction&, at::ObserverContext*) {
   open_ops.pop_back();
 }
 
+// The setup watch: names of the ops setup() dispatched outside other ops. Only setup pays for it.
+struct SetupOps {
+  std::mutex mutex;
+  std::set<std::string> outermost;
+};
+std::atomic<SetupOps*> watched{nullptr};
+thread_local int watch_depth = 0;
+
+std::unique_ptr<at::ObserverContext> on_setup_enter(const at::RecordFunction& fn) {
+  if (watch_depth++ == 0)
+    if (auto* ops = watched.load(std::memory_order_acquire)) {
+      std::lock_guard lock(ops->mutex);
+      ops->outermost.insert(fn.name());
+    }
+  return nullptr;
+}
+
+void on_setup_exit(const at::RecordFunction&, at::ObserverContext*) { --watch_depth; }
+
+at::CallbackHandle observe(at::RecordFunctionCallback::StartCallback enter, at::RecordFunctionCallback::EndCallback exit) {
+  return at::addGlobalCallback(at::RecordFunctionCallback(enter, exit).scopes({at::RecordScope::FUNCTION}));
+}
+
 class OpTracer final : public expr::TraceHook {
  public:
+  OpTracer() {
+    watched.store(&setup_ops_, std::memory_order_release);
+    setup_watch_ = observe(&on_setup_enter, &on_setup_exit);
+  }
+  ~OpTracer() override { setup_done(); }
+
+  void setup_done() override {
+    if (!setup_watch_) return;
+    at::removeCallback(*setup_watch_);
+    setup_watch_.reset();
+    watched.store(nullptr, std::memory_order_release);
+  }
+
+  std::vector<std::string> seen_in_setup() const override {
+    return {setup_ops_.outermost.begin(), setup_ops_.outermost.end()};
+  }
+
   void start(expr::Context& ctx) override {
     active.store(&ctx, std::memory_order_release);
-    handle_ = at::addGlobalCallback(at::RecordFunctionCallback(&on_enter, &on_exit).scopes({at::RecordScope::FUNCTION}));
+    handle_ = observe(&on_enter, &on_exit);
   }
   void stop() override {
     at::removeCallback(handle_);
@@ -42,6 +87,8 @@ class OpTracer final : public expr::TraceHook {
   }
 
  private:
+  SetupOps setup_ops_;
+  std::optional<at::CallbackHandle> setup_watch_;
   at::CallbackHandle handle_ = 0;
 };
 

@@ -92,7 +92,7 @@ experiments:
   INFO(o.all());
   CHECK(o.exit_code == 2);
   CHECK(has(o, "series.yaml:5:14: error: plugin faulty has no parameter 'sise'; did you mean 'size'? (parameters: fault, size)"));
-  CHECK(has(o, "series.yaml:5:31: error: parameter 'fault' is one of none, throw_in_setup, throw_in_run, segfault, abort, hang or wrong_result, not 'segfalt'; did you mean 'segfault'?"));
+  CHECK(has(o, "series.yaml:5:31: error: parameter 'fault' is one of none, throw_in_setup, throw_in_run, segfault, abort, hang, wrong_result or correctness_in_setup, not 'segfalt'; did you mean 'segfault'?"));
   CHECK(has(o, "series.yaml:8:20: error: parameter 'size' is a whole number, not '1.5'"));
 }
 
@@ -146,7 +146,7 @@ experiments:
   CHECK(o.exit_code == 2);
   CHECK(has(o, "not_a_library.so: not a loadable shared library: "));
   CHECK(has(o, "no_entry.so: not an expr plugin: it exports no expr_plugin_abi_version() / expr_plugin_create()"));
-  CHECK(has(o, "abi_mismatch.so: built against expr plugin ABI version 999, but this expr speaks version 1"));
+  CHECK(has(o, "abi_mismatch.so: built against expr plugin ABI version 999, but this expr speaks version 2"));
 }
 
 TEST_CASE("run refuses bad input before running anything") {

@@ -1,15 +1,27 @@
 // The one header an expr plugin includes.
 //
 // A plugin is a shared library that describes itself, prepares its inputs in setup(), does the
-// measured work in run() and states what it expects the trace to show in guesses(). The runner
-// times and traces every plugin the same way; the plugin never talks to a profiler itself.
+// measured work in run(), checks the first call's result in verify() and states what it expects
+// the trace to show in guesses(). The runner times and traces every plugin the same way; the
+// plugin never talks to a profiler itself.
 //
 //   class Copy final : public expr::Plugin {
 //     expr::Description describe() const override { ... }
 //     void setup(expr::Context& ctx, const expr::Params& p) override { ... }
 //     void run(expr::Context& ctx) override { auto r = ctx.range("copy"); ... }
+//     void verify(expr::Context& ctx) override { ctx.report_correctness(...); }
 //   };
 //   EXPR_PLUGIN(Copy)
+//
+// One worker calls, in order: setup(), run() once as the cold first call (timed, tracing off),
+// verify(), run() for warm-up, timing and tracing, teardown(). The rule that keeps the first call
+// cold: setup must not run the measured work. Whatever run() initialises lazily on its first call
+// (a cuBLAS handle and workspace, cuDNN's plan for a shape, a kernel module, a thread pool) is
+// part of what the first call measures; setup() that runs the work, or a reference computed with
+// the same libraries on the same device, would do it untimed and leave a warm call to measure.
+// So correctness is checked after the first call, in verify(), on the first call's own output.
+// The runner enforces what it can without costing the timed calls anything: report_correctness
+// is refused outside verify(), and a trace hook may watch setup (TraceHook::seen_in_setup).
 //
 // Only standard-library types cross the boundary, so a plugin built with the same compiler family
 // and this header's ABI version can be loaded by any expr binary of that version.
@@ -28,7 +40,7 @@
 namespace expr {
 
 // Bumped whenever anything in this header changes layout or meaning.
-inline constexpr std::uint32_t plugin_abi_version = 1;
+inline constexpr std::uint32_t plugin_abi_version = 2;
 
 enum class Device { cpu, cuda };
 
@@ -109,6 +121,15 @@ class TraceHook {
   virtual ~TraceHook() = default;
   virtual void start(Context& ctx) = 0;
   virtual void stop() = 0;
+
+  // For the check that setup did not run the measured work. A hook added at the start of setup()
+  // may watch the rest of it and must stop watching in setup_done(), which the runner calls as
+  // setup() returns, before anything is timed. seen_in_setup() then names the outermost records
+  // the hook saw there that start() would record (for an op observer: the framework ops setup
+  // dispatched outside other ops). When every outermost op of a traced run() is among them, the
+  // runner notes that setup ran the measured work and the first call was not cold.
+  virtual void setup_done() {}
+  virtual std::vector<std::string> seen_in_setup() const { return {}; }
 };
 
 class Context {
@@ -142,7 +163,9 @@ class Context {
   [[nodiscard]] Range range(std::string_view name) { return Range(*this, name); }
 
   // How far the result is from a trusted reference. An error above the tolerance (or NaN) fails
-  // the experiment: a fast variant that computes the wrong thing is not a result.
+  // the experiment: a fast variant that computes the wrong thing is not a result. Accepted only
+  // from verify(); a call from setup(), run() or teardown() fails the experiment with an error
+  // naming the plugin and the hook it came from.
   virtual void report_correctness(std::string_view what, double relative_error, double tolerance) = 0;
 
   // Facts about this experiment (e.g. "backend" -> "flash"), shown with its results and readable
@@ -164,10 +187,17 @@ class Plugin {
 
   virtual Description describe() const = 0;
 
-  // Called once per experiment, before anything is timed: allocate inputs, check correctness.
+  // Called once per experiment, before anything is timed: prepare the inputs and nothing more.
+  // Setup must not run the measured work (see the top of this file).
   virtual void setup(Context& ctx, const Params& params) = 0;
   // The measured region. Called many times; must leave the device queue with all its work.
   virtual void run(Context& ctx) = 0;
+  // Called once, right after the cold first call (the device has finished it) and before the
+  // warm-up: compare what that call produced with a reference and report it with
+  // report_correctness, the only place it is accepted. Computing the reference here, on the
+  // experiment's device, warms nothing the first call should have found cold: it already ran. A
+  // plugin that does not override verify() has no correctness figure (rel_error is not evaluable).
+  virtual void verify(Context&) {}
   virtual void teardown(Context&) {}
 
   // What the plugin expects the trace to show for these parameters.

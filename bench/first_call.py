@@ -1,0 +1,163 @@
+"""The cold first call of each series 3 variant, measured without expr, to check expr's first_call.
+
+Every run is a fresh Python process that prepares exactly what the variant's expr plugin prepares in
+setup() before its first call, and nothing more: the CUDA context and the inputs on the GPU (q, k, v
+from seed 0; the boolean mask for naive), the SDPA backend pinned and PyTorch asked which backend it
+would take, the cuDNN version read. No forward and no reference run before the timed call, so
+cuBLAS and cuDNN are as uninitialised as in expr's worker. The process then times one forward, wall
+clock, with torch.cuda.synchronize() before and after, and the second forward the same way.
+
+    python3 bench/first_call.py [--runs N] [--results RUN_DIR/results.json] [VARIANT ...]
+        N fresh processes per variant (default 5); per variant the median and range of the first
+        call and of the second. Variants: naive, naive_inplace, sdpa_math, sdpa_efficient,
+        sdpa_flash, sdpa_cudnn, sdpa_auto (default: all), with experiments/series3.yaml's shapes;
+        with --results, the variants and parameters of that expr run instead, and its first_call
+        next to each.
+"""
+import argparse
+import json
+import math
+import statistics
+import subprocess
+import sys
+import time
+
+SERIES3_PARAMS = {"batch": 8, "heads": 16, "seq": 1024, "head_dim": 64, "dtype": "bf16"}
+VARIANTS = {
+    "naive": ("masked_fill", {"inplace": False}),
+    "naive_inplace": ("masked_fill", {"inplace": True}),
+    "sdpa_math": ("sdpa", {"backend": "math", "causal": True}),
+    "sdpa_efficient": ("sdpa", {"backend": "efficient", "causal": True}),
+    "sdpa_flash": ("sdpa", {"backend": "flash", "causal": True}),
+    "sdpa_cudnn": ("sdpa", {"backend": "cudnn", "causal": True}),
+    "sdpa_auto": ("sdpa", {"backend": "auto", "causal": True}),
+}
+BACKEND_NAMES = {0: "math", 1: "flash", 2: "efficient", 3: "cudnn"}  # at::_fused_sdp_choice, as plugins/sdpa names them
+
+
+# ---- One fresh process: prepare as expr's setup() does, then time the first call -----------------
+
+def prepare(plugin, p):
+    """The variant's forward and the backend PyTorch will use, after exactly what its plugin's
+    setup() does: plugins/attention make_inputs, then plugins/masked_fill or plugins/sdpa."""
+    import torch
+    import torch.nn.functional as F
+
+    dtypes = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32, "fp64": torch.float64}
+    device = torch.device("cuda", 0)
+    torch.manual_seed(0)
+    shape = (p["batch"], p["heads"], p["seq"], p["head_dim"])
+    q, k, v = (torch.randn(shape, dtype=dtypes[p["dtype"]], device=device) for _ in range(3))
+    if plugin == "masked_fill":
+        mask = torch.ones(p["seq"], p["seq"], dtype=torch.bool, device=device).triu(1)
+        scale = 1.0 / math.sqrt(p["head_dim"])
+
+        def forward():
+            scores = torch.matmul(q, k.transpose(-2, -1)) * scale
+            if p["inplace"]:
+                scores.masked_fill_(mask, -math.inf)
+            else:
+                scores = scores.masked_fill(mask, -math.inf)
+            return torch.matmul(torch.softmax(scores, -1), v)
+        backend = "-"  # not SDPA
+    else:
+        # pin(): the global switches torch.nn.attention.sdpa_kernel() sets; "auto" enables all four.
+        chosen = p["backend"]
+        torch.backends.cuda.enable_math_sdp(chosen in ("auto", "math"))
+        torch.backends.cuda.enable_mem_efficient_sdp(chosen in ("auto", "efficient"))
+        torch.backends.cuda.enable_flash_sdp(chosen in ("auto", "flash"))
+        torch.backends.cuda.enable_cudnn_sdp(chosen in ("auto", "cudnn"))
+        choice = torch._fused_sdp_choice(q, k, v, None, 0.0, p["causal"])
+        backend = BACKEND_NAMES.get(choice, f"none ({choice})")
+
+        def forward():
+            return F.scaled_dot_product_attention(q, k, v, is_causal=p["causal"])
+    torch.backends.cudnn.version()  # expr_torch::note_versions reads it
+    return forward, backend
+
+
+def child(experiment):
+    import torch
+
+    forward, backend = prepare(experiment["plugin"], experiment["params"])
+    torch.cuda.synchronize()  # expr's worker waits for setup's work before timing
+    times = []
+    with torch.no_grad():
+        for _ in range(2):
+            start = time.perf_counter_ns()
+            forward()
+            torch.cuda.synchronize()
+            times.append(time.perf_counter_ns() - start)
+    print(json.dumps({"first_ns": times[0], "second_ns": times[1], "backend": backend,
+                      "torch": torch.__version__, "device": torch.cuda.get_device_name(0)}))
+
+
+# ---- The parent: fresh processes per variant, then the figures -----------------------------------
+
+def measure(experiment, runs):
+    samples = []
+    for _ in range(runs):
+        done = subprocess.run([sys.executable, __file__, "--child", json.dumps(experiment)],
+                              capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            raise SystemExit(f"{experiment['name']}: the fresh process failed (exit {done.returncode}):\n{done.stderr}")
+        samples.append(json.loads(done.stdout.strip().splitlines()[-1]))
+    return samples
+
+
+def ms(ns):
+    return f"{ns / 1e6:.3f} ms"
+
+
+def spread(values):
+    return f"{ms(statistics.median(values)):>12} [{ms(min(values))} .. {ms(max(values))}]"
+
+
+def experiments_to_run(args):
+    if args.results:
+        with open(args.results) as f:
+            results = json.load(f)
+        chosen = [e for e in results["experiments"]
+                  if e["status"] == "ok" and e["plugin"] in ("masked_fill", "sdpa") and e["device"] == "cuda"]
+    else:
+        chosen = [{"name": name, "plugin": plugin, "params": {**SERIES3_PARAMS, **params}}
+                  for name, (plugin, params) in VARIANTS.items()]
+    if args.variants:
+        unknown = set(args.variants) - {e["name"] for e in chosen}
+        if unknown:
+            raise SystemExit(f"unknown variants: {', '.join(sorted(unknown))}; known: {', '.join(e['name'] for e in chosen)}")
+        chosen = [e for e in chosen if e["name"] in args.variants]
+    return chosen
+
+
+def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "--child":
+        child(json.loads(sys.argv[2]))
+        return
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5, help="fresh processes per variant")
+    parser.add_argument("--results", help="an expr results.json: its variants, parameters and first_call figures")
+    parser.add_argument("variants", nargs="*", help="variants to measure (default: all)")
+    args = parser.parse_args()
+
+    started = time.perf_counter()
+    header = None
+    for e in experiments_to_run(args):
+        samples = measure({"name": e["name"], "plugin": e["plugin"], "params": e["params"]}, args.runs)
+        if header is None:
+            header = f"PyTorch {samples[0]['torch']} on {samples[0]['device']}, {args.runs} fresh processes per variant"
+            print(header)
+            print(f"{'variant':15s} {'backend':9s} {'first call: median [min .. max]':>42s}   "
+                  f"{'second call: median [min .. max]':>42s}")
+        line = (f"{e['name']:15s} {samples[0]['backend']:9s} {spread([s['first_ns'] for s in samples]):>42s}   "
+                f"{spread([s['second_ns'] for s in samples]):>42s}")
+        expr_first = e.get("timing", {}).get("first_call_ns")
+        if expr_first is not None:
+            median = statistics.median(s["first_ns"] for s in samples)
+            line += f"   expr first_call {ms(expr_first)} (expr/here = {expr_first / median:.3f})"
+        print(line, flush=True)
+    print(f"{time.perf_counter() - started:.1f} s in all")
+
+
+if __name__ == "__main__":
+    main()
