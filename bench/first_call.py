@@ -7,12 +7,13 @@ would take, the cuDNN version read. No forward and no reference run before the t
 cuBLAS and cuDNN are as uninitialised as in expr's worker. The process then times one forward, wall
 clock, with torch.cuda.synchronize() before and after, and the second forward the same way.
 
-    python3 bench/first_call.py [--runs N] [--results RUN_DIR/results.json] [VARIANT ...]
+    python3 bench/first_call.py [--runs N] [--results RUN_DIR/results.json ...] [VARIANT ...]
         N fresh processes per variant (default 5); per variant the median and range of the first
         call and of the second. Variants: naive, naive_inplace, sdpa_math, sdpa_efficient,
         sdpa_flash, sdpa_cudnn, sdpa_auto (default: all), with experiments/series3.yaml's shapes;
-        with --results, the variants and parameters of that expr run instead, and its first_call
-        next to each.
+        with --results, the variants and parameters of the first expr run given instead, and the
+        first_call of every run given next to each (its median and range, the ratio of the medians,
+        and whether they agree: medians within 25%, or else overlapping ranges).
 """
 import argparse
 import json
@@ -115,7 +116,7 @@ def spread(values):
 
 def experiments_to_run(args):
     if args.results:
-        with open(args.results) as f:
+        with open(args.results[0]) as f:
             results = json.load(f)
         chosen = [e for e in results["experiments"]
                   if e["status"] == "ok" and e["plugin"] in ("masked_fill", "sdpa") and e["device"] == "cuda"]
@@ -130,13 +131,25 @@ def experiments_to_run(args):
     return chosen
 
 
+def expr_first_calls(files, name):
+    """The first_call of experiment `name` in each expr results.json that has it."""
+    out = []
+    for path in files:
+        with open(path) as f:
+            for e in json.load(f)["experiments"]:
+                if e["name"] == name and "first_call_ns" in e.get("timing", {}):
+                    out.append(e["timing"]["first_call_ns"])
+    return out
+
+
 def main():
     if len(sys.argv) == 3 and sys.argv[1] == "--child":
         child(json.loads(sys.argv[2]))
         return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5, help="fresh processes per variant")
-    parser.add_argument("--results", help="an expr results.json: its variants, parameters and first_call figures")
+    parser.add_argument("--results", nargs="+", help="expr results.json files: the variants and parameters of the first, "
+                        "the first_call figures of all")
     parser.add_argument("variants", nargs="*", help="variants to measure (default: all)")
     args = parser.parse_args()
 
@@ -151,10 +164,14 @@ def main():
                   f"{'second call: median [min .. max]':>42s}")
         line = (f"{e['name']:15s} {samples[0]['backend']:9s} {spread([s['first_ns'] for s in samples]):>42s}   "
                 f"{spread([s['second_ns'] for s in samples]):>42s}")
-        expr_first = e.get("timing", {}).get("first_call_ns")
-        if expr_first is not None:
-            median = statistics.median(s["first_ns"] for s in samples)
-            line += f"   expr first_call {ms(expr_first)} (expr/here = {expr_first / median:.3f})"
+        expr_first = expr_first_calls(args.results or [], e["name"])
+        if expr_first:
+            here = [s["first_ns"] for s in samples]
+            ratio = statistics.median(expr_first) / statistics.median(here)
+            overlap = min(expr_first) <= max(here) and min(here) <= max(expr_first)
+            verdict = "agree: medians within 25%" if abs(ratio - 1) <= 0.25 else \
+                      "agree: ranges overlap" if overlap else "DISAGREE"
+            line += f"   expr ({len(expr_first)} runs) {spread(expr_first)}  expr/here {ratio:.3f}  {verdict}"
         print(line, flush=True)
     print(f"{time.perf_counter() - started:.1f} s in all")
 

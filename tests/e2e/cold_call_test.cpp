@@ -65,9 +65,9 @@ TEST_CASE("a plugin without verify() has no correctness figure, and rel_error sa
   const auto& lazy = experiment(results, "lazy");
   CHECK(lazy.at("status") == "ok");
   CHECK(lazy.at("correctness").empty());
-  const auto& guess = guess(lazy, "rel_error < 1e-2");
-  CHECK(guess.at("verdict") == "not evaluable");
-  CHECK(text(guess, "reason") == "plugin lazy_init reported no correctness figure");
+  const auto& judged = guess(lazy, "rel_error < 1e-2");
+  CHECK(judged.at("verdict") == "not evaluable");
+  CHECK(text(judged, "reason") == "plugin lazy_init reported no correctness figure");
 }
 
 TEST_CASE("a plugin that reports correctness from setup fails, naming the plugin and the hook") {

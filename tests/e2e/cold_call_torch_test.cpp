@@ -66,9 +66,9 @@ experiments:
   CHECK(warm.at("status") == "ok");  // a note, not a failure: the figures are kept
   CHECK(text(warm, "setup_warning") == finding);
   CHECK(text(warm, "reason") == finding);
-  const auto& guess = guess(warm, "first_call > 0ns");
-  REQUIRE(guess.contains("caveats"));
-  CHECK(guess.at("caveats").at(0) == finding);
+  const auto& judged = guess(warm, "first_call > 0ns");
+  REQUIRE(judged.contains("caveats"));
+  CHECK(judged.at("caveats").at(0) == finding);
   // Setup that only makes inputs (aten::randn) raises nothing.
   const auto& clean = experiment(results, "clean_setup");
   CHECK(clean.at("status") == "ok");
