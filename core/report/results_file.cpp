@@ -73,7 +73,11 @@ json to_json(const RunResult& run) {
   return j;
 }
 
-void write_results(const RunResult& run) { util::write_atomically(run.run_dir / "results.json", to_json(run).dump(2) + "\n"); }
+// A string that is not UTF-8 (a plugin's fact, log line or guess) is written with U+FFFD in place
+// of the bad bytes: dump() would otherwise throw, and no results would be written at all.
+void write_results(const RunResult& run) {
+  util::write_atomically(run.run_dir / "results.json", to_json(run).dump(2, ' ', false, json::error_handler_t::replace) + "\n");
+}
 
 RunResult read_results(const std::filesystem::path& run_dir) {
   const auto file = run_dir / "results.json";

@@ -6,6 +6,7 @@
 
 #include "device/cuda.hpp"
 #include "runner/experiment.hpp"
+#include "runner/limits.hpp"
 #include "runner/measurement_json.hpp"
 #include "runner/worker.hpp"
 #include "trace/trace_file.hpp"
@@ -24,7 +25,7 @@ DeviceProbe probe_devices() {
         j["environment"] = a.devices > 0 ? cuda::environment(0) : std::map<std::string, std::string>{};
         channel.send(j);
       },
-      {30, log, nullptr});
+      {30, log, nullptr, std::nullopt});
   if (exit.result) {
     probe.devices = exit.result->at("devices");
     probe.unavailable = exit.result->at("unavailable");
@@ -102,6 +103,7 @@ Measurement run_isolated(const series::ExperimentPlan& e, Device device, const f
   const auto log_file = dir / "worker.log";
   std::string last_phase = "start";
   std::string error;
+  bool memory_exhausted = false;
 
   const auto exit = run_in_worker(
       [&](Channel& channel) {
@@ -126,8 +128,11 @@ Measurement run_isolated(const series::ExperimentPlan& e, Device device, const f
            observer.log(e.name, level_from(message.value("level", "info")), message.value("message", ""));
          } else if (type == "error") {
            error = message.value("message", "");
+         } else if (is_memory_exhausted(message)) {
+           memory_exhausted = true;
          }
-       }});
+       },
+       e.memory});
 
   Measurement m;
   if (exit.result) {
@@ -145,6 +150,8 @@ Measurement run_isolated(const series::ExperimentPlan& e, Device device, const f
     }
     if (!log_tail.empty()) m.reason += "; worker.log ends with:\n" + log_tail;
   }
+  // Running out of memory shows as whatever the plugin made of it; the limit is the reason.
+  if (memory_exhausted && m.status != Status::ok) m.reason = fmt::format("{} ({})", memory_limit_exceeded(*e.memory), m.reason);
   // The trace file is kept relative to the run directory, so the directory can move.
   if (fs::exists(trace_file)) {
     m.trace_file = fs::relative(trace_file, run_dir).string();

@@ -13,10 +13,13 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "runner/limits.hpp"
+
 namespace expr::runner {
 
 void Channel::send(const nlohmann::json& message) {
-  const auto line = message.dump() + "\n";
+  // A string that is not UTF-8 (a plugin's log line, say) is replaced, not a reason to lose the message.
+  const auto line = message.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   std::size_t done = 0;
   while (done < line.size()) {
     const auto n = ::write(fd_, line.data() + done, line.size() - done);
@@ -82,6 +85,7 @@ WorkerExit run_in_worker(const std::function<void(Channel&)>& job, const WorkerO
   if (pid < 0) throw std::runtime_error(std::string("cannot start a worker process: ") + std::strerror(errno));
   if (pid == 0) {
     ::close(fds[0]);
+    if (options.memory_limit) limit_memory(*options.memory_limit, fds[1]);
     child(job, fds[1], options.log_file);
   }
   ::close(fds[1]);

@@ -3,6 +3,7 @@
 // whatever needs the device happens in the child.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <nlohmann/json.hpp>
@@ -33,6 +34,7 @@ struct WorkerOptions {
   double timeout_seconds = 0;           // 0: none
   std::filesystem::path log_file;       // the child's stdout and stderr
   std::function<void(const nlohmann::json&)> on_message;  // every message but the result, as it arrives
+  std::optional<std::uint64_t> memory_limit;  // bytes of host memory (runner/limits.hpp); none: no limit
 };
 
 WorkerExit run_in_worker(const std::function<void(Channel&)>& job, const WorkerOptions& options);

@@ -98,6 +98,7 @@ Plan plan(const Series& series, loader::PluginCatalog& plugins) {
     e.device = x.device.value;
     e.iterations = x.iterations;
     e.timeout = x.timeout;
+    e.memory = x.memory;
     try {
       e.plugin = plugins.find(x.plugin.value);
     } catch (const loader::LoadError& err) {

@@ -28,6 +28,7 @@ struct ExperimentPlan {
   DeviceChoice device = DeviceChoice::auto_;
   Iterations iterations;
   double timeout = 0;
+  std::optional<std::uint64_t> memory;  // bytes; see ExperimentSpec
   std::vector<Expectation> expectations;
 };
 

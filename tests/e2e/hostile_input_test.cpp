@@ -1,6 +1,7 @@
-// Hostile input: values at the edges of what a number or a file name holds, files that are not
-// what they claim. What `expr validate` can know gets one clear message and exit 2 before anything
-// runs; nothing crashes expr itself.
+// Hostile input and faults: values at the edges of what a number or a file name holds, files
+// that are not what they claim, plugins with text that is not UTF-8 or a hunger for memory. What
+// `expr validate` can know gets one clear message and exit 2 before anything runs; what happens
+// later loses no measurement; nothing crashes expr itself.
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -19,6 +20,21 @@ e2e::Outcome validate(const std::string& name, const std::string& text) {
 }
 
 bool has(const e2e::Outcome& o, const std::string& text) { return o.err.find(text) != std::string::npos; }
+
+// AddressSanitizer maps terabytes of shadow memory that RLIMIT_DATA counts, so under it (preset
+// asan) no memory limit can be set.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool under_asan = true;
+#elif defined(__has_feature)
+constexpr bool under_asan = __has_feature(address_sanitizer);
+#else
+constexpr bool under_asan = false;
+#endif
+
+// A series of one experiment of the faulty plugin, with `settings` under the experiment.
+std::string one_experiment(const std::string& settings) {
+  return "series: x\nexperiments:\n  - name: sums\n    plugin: faulty\n" + settings;
+}
 
 }  // namespace
 
@@ -119,6 +135,52 @@ experiments:
   CHECK(has(o, "series.yaml:7:13: error: memory must be a size such as 8GiB or 512MiB (units B, KiB, MiB, GiB, TiB) between 1 MiB and 1024 TiB"));
   CHECK(has(o, "series.yaml:10:13: error: memory must be a size"));
   CHECK_FALSE(has(o, "series.yaml:3:"));
+}
+
+TEST_CASE("an experiment that exceeds its memory limit fails with that reason and keeps what it measured" *
+          doctest::skip(under_asan)) {
+  const auto dir = e2e::scratch("hostile_memory");
+  e2e::write(dir, "series.yaml", R"(series: memory
+defaults:
+  device: cpu
+  iterations: {warmup: 1, traced: 1, min_samples: 3, min_time: 0.01, max_time: 0.1}
+  memory: 512MiB
+experiments:
+  - name: hungry
+    plugin: greedy
+    params: {bytes: 4294967296}
+  - name: modest
+    plugin: greedy
+    params: {bytes: 1048576}
+)");
+  const auto o = e2e::expr(dir, "run series.yaml --out run");
+  INFO(o.all());
+  CHECK(o.exit_code == 3);
+  const auto results = e2e::read_json(dir / "run" / "results.json");
+  const auto& hungry = e2e::experiment(results, "hungry");
+  CHECK(hungry.at("status") == "failed");
+  CHECK(hungry.at("reason").get<std::string>().starts_with("exceeded its memory limit of 512 MiB (warm-up: "));
+  CHECK(hungry.at("timing").contains("first_call_ns"));
+  CHECK(e2e::experiment(results, "modest").at("status") == "ok");
+}
+
+TEST_CASE("text from a plugin that is not UTF-8 does not cost the results") {
+  const auto dir = e2e::scratch("hostile_garbled");
+  e2e::write(dir, "series.yaml", R"(series: garbled
+defaults:
+  iterations: {warmup: 1, traced: 1, min_samples: 3, min_time: 0.01, max_time: 0.1}
+experiments:
+  - name: garbled
+    plugin: garbled
+)");
+  const auto o = e2e::expr(dir, "run series.yaml --out run");
+  INFO(o.all());
+  CHECK(o.exit_code == 0);
+  const auto results = e2e::read_json(dir / "run" / "results.json");
+  const auto& garbled = e2e::experiment(results, "garbled");
+  CHECK(garbled.at("status") == "ok");
+  CHECK(garbled.at("facts").at("drink") == "caf\xef\xbf\xbd");  // the Latin-1 é replaced by U+FFFD
+  CHECK(e2e::expectation(garbled, "ranges(\"^r\") == 1").at("verdict") == "confirmed");
 }
 
 TEST_CASE("a symbolic link loop on the plugin path is a clear error, not an abort") {
