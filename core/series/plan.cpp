@@ -57,7 +57,7 @@ Params bind_params(const ExperimentSpec& x, const Description& d, std::vector<ut
   std::vector<std::string> names;
   for (const auto& spec : d.params) names.push_back(spec.name);
   for (const auto& [name, raw] : x.params) {
-    const auto spec = std::find_if(d.params.begin(), d.params.end(), [&](auto& s) { return s.name == name; });
+    const auto spec = std::find_if(d.params.begin(), d.params.end(), [&wanted = name](auto& s) { return s.name == wanted; });
     if (spec == d.params.end()) {
       if (!raw.from_defaults)
         problems.push_back({raw.key_pos, fmt::format("plugin {} has no parameter '{}'{} (parameters: {})", d.name, name,
