@@ -2,7 +2,8 @@
 """Writes the fuzz targets' seed corpora from what the repository already holds, so no copies are
 checked in: series files (tests/series, experiments, recorded runs, and the series written inline
 in the end-to-end tests), guesses (from those series, docs/expectations.md and the plugins), native
-trace files and results.json of the recorded runs (tests/data).
+trace files and results.json of the recorded runs (tests/data); and the inputs that found
+something, kept in fuzz/known/TARGET/.
 
     fuzz/seeds.py OUT_DIR      # makes OUT_DIR/{series,expect,trace,results}/, one file per seed
 """
@@ -99,6 +100,9 @@ def main() -> None:
         save(corpora["trace"], f.read_bytes())
     for text in results_texts():
         save(corpora["results"], text.encode())
+    for name, folder in corpora.items():
+        for f in (ROOT / "fuzz/known" / name).glob("*"):
+            save(folder, f.read_bytes())
     for name, folder in corpora.items():
         print(f"seeds: {name}: {sum(1 for _ in folder.iterdir())} files in {folder}")
 
