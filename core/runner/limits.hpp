@@ -1,15 +1,16 @@
 // An experiment's memory limit (`memory:` in the series): applied in its worker, and recognised
 // by the parent when the worker ran into it.
 //
-// The limit is on host memory, through RLIMIT_DATA rather than RLIMIT_AS. Creating a CUDA context
-// reserves address space by the hundreds of GiB (mapped without access, so it uses nothing); a
-// cap on the address space (RLIMIT_AS) makes that reservation, and so CUDA itself, fail. Since
-// Linux 4.7, RLIMIT_DATA counts the private writable mappings a process makes (the heap, malloc's
-// larger blocks, thread stacks) and leaves inaccessible reservations and shared mappings alone.
-// On an H200 machine (Linux 6.18, CUDA 13.0), under a 4 GiB RLIMIT_DATA a context,
-// an 8 GiB cudaMalloc and 6 GiB of cudaMallocHost written through all succeeded and a 6 GiB
-// malloc failed; under a 4 GiB RLIMIT_AS the context failed. So the limit catches a plugin's host
-// allocations, lets CUDA start, and does not cover pinned host memory.
+// The limit is on host memory, through RLIMIT_DATA rather than RLIMIT_AS. A CUDA context reserves
+// far more address space than it uses (mapped without access); a cap on the address space
+// (RLIMIT_AS) makes that reservation, and so CUDA itself, fail. Since Linux 4.7, RLIMIT_DATA
+// counts the private writable mappings a process makes (the heap, malloc's larger blocks, thread
+// stacks) and leaves inaccessible reservations and shared mappings alone. On an H200 machine
+// (Linux 6.18, CUDA 13.0), under a 4 GiB RLIMIT_DATA a context, an 8 GiB cudaMalloc and 6 GiB of
+// cudaMallocHost written through all succeeded and a 6 GiB malloc failed; under a 4 GiB RLIMIT_AS
+// the context failed. So the limit catches a plugin's host allocations, lets CUDA start, and does
+// not cover pinned host memory. A failed malloc in C code (rather than operator new) is not
+// recognised: the experiment then fails with whatever the plugin made of it.
 #pragma once
 
 #include <cstdint>
