@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <charconv>
+#include <cmath>
 
 #include "util/text.hpp"
 
@@ -36,9 +37,11 @@ ParamValue typed_param(const ParamSpec& spec, const std::string& text) {
       throw std::invalid_argument(fmt::format("parameter '{}' is a whole number, not '{}'", spec.name, text));
     }
     case ParamType::number: {
+      // from_chars reads "nan" and "inf" too; they are no JSON number, and would not survive the
+      // trip from the worker.
       double v = 0;
-      if (whole(v)) return v;
-      throw std::invalid_argument(fmt::format("parameter '{}' is a number, not '{}'", spec.name, text));
+      if (whole(v) && std::isfinite(v)) return v;
+      throw std::invalid_argument(fmt::format("parameter '{}' is a finite number, not '{}'", spec.name, text));
     }
     case ParamType::string:
       if (!spec.choices.empty() && std::find(spec.choices.begin(), spec.choices.end(), text) == spec.choices.end())

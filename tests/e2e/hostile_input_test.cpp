@@ -118,6 +118,23 @@ TEST_CASE("a series path that is a directory or missing says so") {
   CHECK(has(o, "nowhere.yaml: error: cannot open the series file: No such file or directory"));
 }
 
+TEST_CASE("a number parameter that is not finite is an error at its value") {
+  // It used to reach the plugin, and its result, with NaN as JSON null, ended the whole run.
+  const auto o = validate("nan_param", R"(series: x
+experiments:
+  - name: a
+    plugin: greedy
+    params: {touch: nan}
+  - name: b
+    plugin: greedy
+    params: {touch: 1e999}
+)");
+  INFO(o.all());
+  CHECK(o.exit_code == 2);
+  CHECK(has(o, "series.yaml:5:21: error: parameter 'touch' is a finite number, not 'nan'"));
+  CHECK(has(o, "series.yaml:8:21: error: parameter 'touch' is a finite number, not '1e999'"));
+}
+
 TEST_CASE("a memory limit is read as a size") {
   const auto o = validate("memory_values", R"(series: x
 defaults:
