@@ -1,12 +1,16 @@
 #include "loader/plugin_library.hpp"
 
 #include <dlfcn.h>
+#include <elf.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <unistd.h>
 
 #include <boost/dll/shared_library.hpp>
 #include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <optional>
 
 #include "util/text.hpp"
 
@@ -28,10 +32,68 @@ std::string dl_reason() {
   return e ? e : "unknown reason";
 }
 
+#if defined(__x86_64__)
+constexpr std::uint16_t host_machine = EM_X86_64;
+#elif defined(__aarch64__)
+constexpr std::uint16_t host_machine = EM_AARCH64;
+#else
+#error "expr's plugin loader knows the ELF machine of x86-64 and AArch64 hosts only"
+#endif
+
+// No plugin comes near this; a file that does is no plugin.
+constexpr std::uintmax_t max_plugin_bytes = std::uintmax_t{4} << 30;
+
+// Whether `count` entries of `size` bytes from `offset` lie inside a file of `file_size` bytes.
+bool inside(std::uint64_t offset, std::uint64_t count, std::uint64_t size, std::uintmax_t file_size) {
+  return offset <= file_size && count * size <= file_size - offset;  // count, size < 2^16: no overflow
+}
+
+// Why `file` cannot be a shared library for this machine, or nothing. dlopen maps a library and
+// reads its tables in place, so a truncated file kills the process with SIGBUS instead of
+// failing: its header, its header tables and every segment it asks to map are checked to lie
+// inside the file first.
+std::optional<std::string> elf_problem(const fs::path& file) {
+  std::error_code ec;
+  const auto status = fs::status(file, ec);
+  if (ec) return fmt::format("cannot be read: {}", ec.message());
+  if (!fs::is_regular_file(status)) return std::string("not a regular file");
+  const auto size = fs::file_size(file, ec);
+  if (ec) return fmt::format("cannot be read: {}", ec.message());
+  if (size > max_plugin_bytes) return fmt::format("{} bytes is too large for a plugin", size);
+
+  std::ifstream in(file, std::ios::binary);
+  Elf64_Ehdr header{};
+  if (!in.read(reinterpret_cast<char*>(&header), sizeof header))
+    return size < sizeof header ? fmt::format("{} bytes is too short for an ELF header", size) : std::string("cannot be read");
+  if (std::memcmp(header.e_ident, ELFMAG, SELFMAG) != 0) return std::string("not an ELF file");
+  if (header.e_ident[EI_CLASS] != ELFCLASS64) return std::string("not a 64-bit ELF file");
+  if (header.e_ident[EI_DATA] != ELFDATA2LSB) return std::string("not a little-endian ELF file");
+  if (header.e_machine != host_machine) return fmt::format("built for another machine (ELF machine {}, this one is {})", header.e_machine, host_machine);
+  if (header.e_type != ET_DYN) return fmt::format("not a shared library (ELF type {})", header.e_type);
+  if (header.e_phnum == 0 || header.e_phentsize != sizeof(Elf64_Phdr) || !inside(header.e_phoff, header.e_phnum, sizeof(Elf64_Phdr), size))
+    return fmt::format("truncated or damaged: its program header table does not lie inside the file ({} bytes)", size);
+  if (header.e_shnum > 0 &&
+      (header.e_shentsize != sizeof(Elf64_Shdr) || !inside(header.e_shoff, header.e_shnum, sizeof(Elf64_Shdr), size)))
+    return fmt::format("truncated or damaged: its section header table does not lie inside the file ({} bytes)", size);
+
+  std::vector<Elf64_Phdr> segments(header.e_phnum);
+  in.seekg(static_cast<std::streamoff>(header.e_phoff));
+  if (!in.read(reinterpret_cast<char*>(segments.data()), static_cast<std::streamsize>(segments.size() * sizeof(Elf64_Phdr))))
+    return std::string("cannot be read");
+  for (const auto& s : segments)
+    if (s.p_filesz > 0 && !inside(s.p_offset, 1, s.p_filesz, size))
+      return fmt::format("truncated: a segment ends at byte {} but the file has {} bytes", s.p_offset + s.p_filesz, size);
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::shared_ptr<const PluginLibrary> PluginLibrary::open(const fs::path& file) {
-  if (!fs::exists(file)) throw LoadError(fmt::format("{}: no such plugin file", file.string()));
+  // Any other trouble finding the file (a symbolic link loop, say) is elf_problem's to name.
+  std::error_code exists_error;
+  if (!fs::exists(file, exists_error) && !exists_error) throw LoadError(fmt::format("{}: no such plugin file", file.string()));
+  if (const auto problem = elf_problem(file))
+    throw LoadError(fmt::format("{}: not a loadable shared library: {}", file.string(), *problem));
   auto lib = std::shared_ptr<PluginLibrary>(new PluginLibrary());
   lib->file_ = file;
   lib->handle_ = std::make_shared<Handle>();
@@ -94,9 +156,11 @@ std::vector<fs::path> search_path(const std::vector<fs::path>& series_dirs) {
 std::map<std::string, fs::path> PluginCatalog::available() const {
   std::map<std::string, fs::path> found;
   for (const auto& dir : dirs_) {
+    // The error_code forms throughout: a directory that cannot be read (or stops being readable
+    // half-way) is skipped, and find() names it when a plugin is not found.
     std::error_code ec;
-    for (const auto& entry : fs::directory_iterator(dir, ec))
-      if (entry.path().extension() == ".so") found.try_emplace(entry.path().stem().string(), entry.path());
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+      if (it->path().extension() == ".so") found.try_emplace(it->path().stem().string(), it->path());
   }
   return found;
 }
@@ -112,7 +176,11 @@ std::shared_ptr<const PluginLibrary> PluginCatalog::find(const std::string& name
     if (it == all.end()) {
       std::vector<std::string> names, dirs;
       for (const auto& [n, _] : all) names.push_back(n);
-      for (const auto& d : dirs_) dirs.push_back(d.string());
+      for (const auto& d : dirs_) {
+        std::error_code ec;
+        fs::directory_iterator(d, ec);
+        dirs.push_back(ec ? fmt::format("{} ({})", d.string(), ec.message()) : d.string());
+      }
       throw LoadError(fmt::format("no plugin '{}'{} (searched {}; add a directory with plugin_path in the series or $EXPR_PLUGIN_PATH)",
                                   name, util::did_you_mean(name, names), fmt::join(dirs, ", ")));
     }

@@ -112,8 +112,10 @@ json to_json(const RunResult& run, const RunDirectory& dir) {
   return j;
 }
 
+// A string that is not UTF-8 (a plugin's fact, log line or guess) is written with U+FFFD in place
+// of the bad bytes: dump() would otherwise throw, and no results would be written at all.
 void RunDirectory::write_results(const RunResult& run) const {
-  util::write_atomically(results(), to_json(run, *this).dump(2) + "\n");
+  util::write_atomically(results(), to_json(run, *this).dump(2, ' ', false, json::error_handler_t::replace) + "\n");
 }
 
 RunResult RunDirectory::read() const {

@@ -8,6 +8,7 @@
 #include "device/cuda.hpp"
 #include "outcome/measurement_json.hpp"
 #include "runner/cold_trace.hpp"
+#include "runner/limits.hpp"
 #include "runner/worker.hpp"
 
 namespace expr::runner {
@@ -135,6 +136,7 @@ outcome::Measurement conclude(const series::ExperimentPlan& e, const Placement& 
 struct Running {
   std::string last_phase = "start";
   std::string error;
+  bool memory_exhausted = false;
 };
 
 }  // namespace
@@ -173,11 +175,16 @@ void run_series(const series::Plan& plan, const DeviceProbe& probe, const RunOpt
           observer.log(e.name, level_from(message.value("level", "info")), message.value("message", ""));
         } else if (type == "error") {
           state.error = message.value("message", "");
+        } else if (is_memory_exhausted(message)) {
+          state.memory_exhausted = true;
         }
       };
       pool.start([&e, placement, files](Channel& channel) { experiment_job(channel, e, placement, files); },
                  {e.timeout, files.log, listen, [&, listen, placement, files](WorkerExit exit) {
                     auto m = conclude(e, placement, files, exit, state.last_phase, state.error);
+                    // Running out of memory shows as whatever the plugin made of it; the limit is the reason.
+                    if (state.memory_exhausted && m.status != outcome::Status::ok)
+                      m.reason = fmt::format("{} ({})", memory_limit_exceeded(*e.memory), m.reason);
                     if (m.status != outcome::Status::ok || !e.trace_cold_call) {
                       running.erase(e.name);
                       observer.finished(std::move(m));
@@ -193,8 +200,10 @@ void run_series(const series::Plan& plan, const DeviceProbe& probe, const RunOpt
                                       conclude_cold_trace(e, placement, files, cold_exit, running.at(e.name).error));
                                   running.erase(e.name);
                                   observer.finished(std::move(measured));
-                                }});
-                  }});
+                                },
+                                e.memory});
+                  },
+                  e.memory});
     }
     pool.wait();
   }

@@ -16,10 +16,13 @@
 #include <stdexcept>
 #include <vector>
 
+#include "runner/limits.hpp"
+
 namespace expr::runner {
 
 void Channel::send(const nlohmann::json& message) {
-  const auto line = message.dump() + "\n";
+  // A string that is not UTF-8 (a plugin's log line, say) is replaced, not a reason to lose the message.
+  const auto line = message.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   std::size_t done = 0;
   while (done < line.size()) {
     const auto n = ::write(fd_, line.data() + done, line.size() - done);
@@ -98,6 +101,7 @@ void WorkerPool::start(const std::function<void(Channel&)>& job, WorkerOptions o
   }
   if (pid == 0) {
     ::close(fds[0]);
+    if (options.memory_limit) limit_memory(*options.memory_limit, fds[1]);
     child(job, fds[1], options.log_file);
   }
   ::close(fds[1]);

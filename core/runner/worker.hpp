@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -41,6 +42,7 @@ struct WorkerOptions {
   std::filesystem::path log_file;  // the child's stdout and stderr
   std::function<void(const nlohmann::json&)> on_message;  // every message but the result, as it arrives
   std::function<void(WorkerExit)> on_exit;                // once, after the child is reaped
+  std::optional<std::uint64_t> memory_limit;              // bytes of host memory (runner/limits.hpp); none: no limit
 };
 
 class WorkerPool {

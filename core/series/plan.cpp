@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <charconv>
+#include <cmath>
 
 #include "util/text.hpp"
 
@@ -36,9 +37,11 @@ ParamValue typed_param(const ParamSpec& spec, const std::string& text) {
       throw std::invalid_argument(fmt::format("parameter '{}' is a whole number, not '{}'", spec.name, text));
     }
     case ParamType::number: {
+      // from_chars reads "nan" and "inf" too; they are no JSON number, and would not survive the
+      // trip from the worker.
       double v = 0;
-      if (whole(v)) return v;
-      throw std::invalid_argument(fmt::format("parameter '{}' is a number, not '{}'", spec.name, text));
+      if (whole(v) && std::isfinite(v)) return v;
+      throw std::invalid_argument(fmt::format("parameter '{}' is a finite number, not '{}'", spec.name, text));
     }
     case ParamType::string:
       if (!spec.choices.empty() && std::find(spec.choices.begin(), spec.choices.end(), text) == spec.choices.end())
@@ -57,7 +60,7 @@ Params bind_params(const ExperimentSpec& x, const Description& d, std::vector<ut
   std::vector<std::string> names;
   for (const auto& spec : d.params) names.push_back(spec.name);
   for (const auto& [name, raw] : x.params) {
-    const auto spec = std::find_if(d.params.begin(), d.params.end(), [&](auto& s) { return s.name == name; });
+    const auto spec = std::find_if(d.params.begin(), d.params.end(), [&wanted = name](auto& s) { return s.name == wanted; });
     if (spec == d.params.end()) {
       if (!raw.from_defaults)
         problems.push_back({raw.key_pos, fmt::format("plugin {} has no parameter '{}'{} (parameters: {})", d.name, name,
@@ -91,6 +94,7 @@ Plan plan(const Series& series, loader::PluginCatalog& plugins) {
     e.device = x.device.value;
     e.iterations = x.iterations;
     e.timeout = x.timeout;
+    e.memory = x.memory;
     try {
       e.plugin = plugins.find(x.plugin.value);
     } catch (const loader::LoadError& err) {

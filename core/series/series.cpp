@@ -3,13 +3,19 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <charconv>
+#include <climits>
 #include <cmath>
+#include <cstring>
 #include <fstream>
 #include <regex>
 #include <set>
-#include <sstream>
 
 #include "util/text.hpp"
+#include "util/units.hpp"
 
 namespace expr::series {
 
@@ -25,6 +31,86 @@ std::string_view to_string(DeviceChoice d) {
 }
 
 namespace {
+
+// A memory limit below a megabyte would stop the worker before the plugin is loaded; above a
+// pebibyte it is no limit on any machine.
+constexpr double min_memory_limit = 0x1p20;
+constexpr double max_memory_limit = 0x1p50;
+
+// A series larger than this is no hand-written file (a device such as /dev/zero, say); reading
+// stops there rather than filling the memory.
+constexpr std::size_t max_series_bytes = 16u << 20;
+
+// A number as written, then an optional unit: "2", "500ms", "1%", "8GiB". std::from_chars rather
+// than std::stod, so a value beyond a double ("1e309") is a problem to report, not an exception;
+// and no std::regex, whose matcher recurses once per character of a long value.
+struct Quantity {
+  double value = 0;
+  std::string unit;
+  bool representable = true;  // false for "1e309" or "1e-400": a double holds neither
+};
+
+std::optional<Quantity> quantity(std::string_view text) {
+  const auto first = text.find_first_not_of(" \t");
+  if (first == std::string_view::npos) return std::nullopt;
+  text.remove_prefix(first);
+  // A digit or a point first: no sign, no "inf" or "nan".
+  if (!std::isdigit(static_cast<unsigned char>(text[0])) && text[0] != '.') return std::nullopt;
+  Quantity q;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), q.value);
+  if (ec == std::errc::invalid_argument) return std::nullopt;
+  q.representable = ec != std::errc::result_out_of_range;
+  std::string_view unit(end, static_cast<std::size_t>(text.data() + text.size() - end));
+  const auto b = unit.find_first_not_of(" \t"), e = unit.find_last_not_of(" \t");
+  q.unit = b == std::string_view::npos ? "" : std::string(unit.substr(b, e - b + 1));
+  return q;
+}
+
+// A value as quoted back in a message: long ones shortened.
+std::string excerpt(std::string_view text) {
+  constexpr std::size_t keep = 40;
+  return text.size() <= keep ? std::string(text) : std::string(text.substr(0, keep)) + "…";
+}
+
+// The offset of the first byte that is not part of well-formed UTF-8 (no overlong forms, no
+// surrogates, nothing above U+10FFFF), or npos. Strings from the series end up in results.json,
+// which must be UTF-8.
+std::size_t first_invalid_utf8(std::string_view s) {
+  std::size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    std::size_t length = 0;
+    unsigned char low = 0x80, high = 0xBF;  // the range of the second byte
+    if (c < 0x80) length = 1;
+    else if (c >= 0xC2 && c <= 0xDF) length = 2;
+    else if (c >= 0xE0 && c <= 0xEF) {
+      length = 3;
+      if (c == 0xE0) low = 0xA0;   // overlong
+      if (c == 0xED) high = 0x9F;  // surrogates
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      length = 4;
+      if (c == 0xF0) low = 0x90;   // overlong
+      if (c == 0xF4) high = 0x8F;  // above U+10FFFF
+    } else {
+      return i;
+    }
+    for (std::size_t k = 1; k < length; ++k) {
+      if (i + k >= s.size()) return i;
+      const auto next = static_cast<unsigned char>(s[i + k]);
+      if (next < (k == 1 ? low : 0x80) || next > (k == 1 ? high : 0xBF)) return i;
+    }
+    i += length;
+  }
+  return std::string_view::npos;
+}
+
+// The line and column (1-based, in bytes) of an offset into a file's text.
+util::SourcePos position_of(const std::filesystem::path& file, std::string_view text, std::size_t offset) {
+  const auto before = text.substr(0, offset);
+  const auto line_start = before.rfind('\n');
+  return {file.string(), static_cast<int>(std::count(before.begin(), before.end(), '\n')) + 1,
+          static_cast<int>(offset - (line_start == std::string_view::npos ? 0 : line_start + 1)) + 1};
+}
 
 // Collects problems instead of stopping at the first, so one `expr validate` shows them all.
 class Reader {
@@ -54,11 +140,19 @@ class Reader {
   // Reports keys of `map` outside `known`, with the closest known key as a suggestion.
   void only_keys(const YAML::Node& map, const std::vector<std::string>& known, const std::string& where) {
     for (const auto& kv : map) {
-      const auto key = kv.first.as<std::string>();
-      if (std::find(known.begin(), known.end(), key) == known.end())
-        problem(kv.first, fmt::format("unknown key '{}' in {}{}; expected {}", key, where, util::did_you_mean(key, known),
+      const auto key = key_text(kv.first);
+      if (key && std::find(known.begin(), known.end(), key) == known.end())
+        problem(kv.first, fmt::format("unknown key '{}' in {}{}; expected {}", *key, where, util::did_you_mean(*key, known),
                                       util::one_of(known)));
     }
+  }
+
+  // A mapping key as text. A key written as a list or mapping ("? [a, b]") is a problem, not an
+  // exception out of yaml-cpp's conversion.
+  std::optional<std::string> key_text(const YAML::Node& key) {
+    if (key.IsScalar()) return key.Scalar();
+    problem(key, key.IsNull() ? "a key is missing before ':'" : "a key must be a single word, not a list or mapping");
+    return std::nullopt;
   }
 
   bool is_map(const YAML::Node& n, const std::string& what) {
@@ -82,21 +176,35 @@ class Reader {
 
   // A number, optionally with a unit: seconds ("2", "2s", "500ms") or a fraction ("0.01", "1%").
   std::optional<double> number(const YAML::Node& n, const std::string& what, bool seconds, double min, double max) {
-    if (n.IsScalar()) {
-      static const std::regex re(R"(\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*(ms|s|%)?\s*)");
-      std::smatch m;
-      const std::string s = n.Scalar();
-      if (std::regex_match(s, m, re)) {
-        double v = std::stod(m[1]);
-        const std::string unit = m[2];
-        const bool unit_ok = unit.empty() || (seconds ? unit != "%" : unit == "%");
-        if (unit == "ms") v /= 1000;
-        if (unit == "%") v /= 100;
-        if (unit_ok && v >= min && v <= max) return v;
+    const auto expected = fmt::format("{} must be {} between {} and {}", what,
+                                      seconds ? "a time in seconds (e.g. 2, 2s, 500ms)" : "a fraction (e.g. 0.01 or 1%)", min, max);
+    if (const auto q = n.IsScalar() ? quantity(n.Scalar()) : std::nullopt) {
+      const auto& unit = q->unit;
+      if (unit.empty() || (seconds ? unit == "s" || unit == "ms" : unit == "%")) {
+        if (!q->representable) {
+          problem(n, fmt::format("{} '{}' is out of range: {}", what, excerpt(n.Scalar()), expected));
+          return std::nullopt;
+        }
+        const double v = unit == "ms" ? q->value / 1000 : unit == "%" ? q->value / 100 : q->value;
+        if (v >= min && v <= max) return v;
       }
     }
-    problem(n, fmt::format("{} must be {} between {} and {}", what, seconds ? "a time in seconds (e.g. 2, 2s, 500ms)" : "a fraction (e.g. 0.01 or 1%)",
-                           min, max));
+    problem(n, expected);
+    return std::nullopt;
+  }
+
+  // A size in bytes: "8GiB", "512 MiB", "1.5GiB" or a plain count of bytes.
+  std::optional<std::uint64_t> bytes(const YAML::Node& n, const std::string& what) {
+    static const std::vector<std::pair<std::string, double>> units{
+        {"", 1}, {"B", 1}, {"KiB", 0x1p10}, {"MiB", 0x1p20}, {"GiB", 0x1p30}, {"TiB", 0x1p40}};
+    const auto q = n.IsScalar() ? quantity(n.Scalar()) : std::nullopt;
+    const auto unit = q ? std::find_if(units.begin(), units.end(), [&](const auto& u) { return u.first == q->unit; }) : units.end();
+    if (q && q->representable && unit != units.end()) {
+      const double v = q->value * unit->second;
+      if (v >= min_memory_limit && v <= max_memory_limit) return static_cast<std::uint64_t>(v);
+    }
+    problem(n, fmt::format("{} must be a size such as 8GiB or 512MiB (units B, KiB, MiB, GiB, TiB) between {} and {}", what,
+                           util::format_bytes(min_memory_limit), util::format_bytes(max_memory_limit)));
     return std::nullopt;
   }
 
@@ -126,12 +234,28 @@ class Reader {
     if (n["min_time"]) it.min_time = number(n["min_time"], "min_time", true, 0, 86400).value_or(it.min_time);
     if (n["max_time"]) it.max_time = number(n["max_time"], "max_time", true, 0, 86400).value_or(it.max_time);
     if (n["max_noise"]) it.max_noise = number(n["max_noise"], "max_noise", false, 0, 1).value_or(it.max_noise);
+    // Timing stops at max_time whatever else is asked: a min_time beyond it would never be reached,
+    // and the samples would be reported as settled when they were cut off.
+    if ((n["min_time"] || n["max_time"]) && it.min_time > it.max_time)
+      problem(n["min_time"] ? n["min_time"] : n["max_time"],
+              fmt::format("min_time ({} s) is above max_time ({} s); timing stops at max_time", it.min_time, it.max_time));
+  }
+
+  // The worker times the host and then the device, each for up to max_time: a timeout shorter than
+  // both would stop every experiment that does not settle early and lose what it measured.
+  void timeout_covers_timing(const YAML::Node& where, const ExperimentSpec& x) {
+    if (x.timeout <= 2 * x.iterations.max_time)
+      problem(where, fmt::format("timeout ({} s) must be longer than twice max_time ({} s): host and device timing each take up to "
+                                 "max_time, and an experiment stopped at its timeout keeps nothing",
+                                 x.timeout, x.iterations.max_time));
   }
 
   void params(const YAML::Node& n, std::vector<std::pair<std::string, RawParam>>& out, bool from_defaults) {
     if (!is_map(n, "params")) return;
     for (const auto& kv : n) {
-      const auto key = kv.first.as<std::string>();
+      const auto name = key_text(kv.first);
+      if (!name) continue;
+      const auto& key = *name;
       RawParam p{kv.second.IsScalar() ? kv.second.Scalar() : "", kv.second.IsScalar(), pos(kv.second), pos(kv.first), from_defaults};
       auto it = std::find_if(out.begin(), out.end(), [&](auto& e) { return e.first == key; });
       if (it != out.end()) it->second = p;
@@ -173,9 +297,32 @@ class Reader {
 };
 
 const std::vector<std::string> top_keys{"series", "description", "plugin_path", "defaults", "experiments"};
-const std::vector<std::string> default_keys{"device", "params", "iterations", "timeout", "expect"};
-const std::vector<std::string> experiment_keys{"name",       "plugin",  "description", "device", "params",
-                                               "iterations", "timeout", "expect",      "plugin_guesses"};
+const std::vector<std::string> default_keys{"device", "params", "iterations", "timeout", "memory", "expect"};
+const std::vector<std::string> experiment_keys{"name",    "plugin", "description", "device",        "params", "iterations",
+                                               "timeout", "memory", "expect",      "plugin_guesses"};
+
+// The run directory is named <series>-YYYYMMDD-HHMMSS and each experiment's folder after the
+// experiment, so both names must fit in a file name.
+constexpr std::size_t run_dir_suffix = std::string_view("-YYYYMMDD-HHMMSS").size();
+
+// The series file's text. A directory, a file that cannot be read and one too large to be a series
+// each get their own message.
+std::string read_text(const std::filesystem::path& file) {
+  const auto fail = [&](const std::string& why) { throw util::InputError({{{file.string(), 0, 0}, why}}); };
+  std::error_code ec;
+  if (std::filesystem::is_directory(file, ec)) fail("is a directory, not a series file");
+  errno = 0;
+  std::ifstream in(file, std::ios::binary);
+  if (!in) fail(fmt::format("cannot open the series file: {}", std::strerror(errno ? errno : ENOENT)));
+  std::string text;
+  char chunk[65536];
+  while (text.size() <= max_series_bytes && in.read(chunk, sizeof chunk).gcount() > 0)
+    text.append(chunk, static_cast<std::size_t>(in.gcount()));
+  if (in.bad()) fail(fmt::format("cannot read the series file: {}", std::strerror(errno ? errno : EIO)));
+  if (text.size() > max_series_bytes)
+    fail(fmt::format("is larger than {}, too large for a series file", util::format_bytes(max_series_bytes)));
+  return text;
+}
 
 bool is_identifier(const std::string& s) {
   static const std::regex re("[A-Za-z_][A-Za-z0-9_]*");
@@ -185,11 +332,11 @@ bool is_identifier(const std::string& s) {
 }  // namespace
 
 Series read(const std::filesystem::path& file) {
-  std::ifstream in(file);
-  if (!in) throw util::InputError({{{file.string(), 0, 0}, "cannot open the series file"}});
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  const std::string text = buffer.str();
+  const std::string text = read_text(file);
+  if (const auto bad = first_invalid_utf8(text); bad != std::string::npos)
+    throw util::InputError({{position_of(file, text, bad),
+                             fmt::format("byte 0x{:02x} is not UTF-8: a series file is UTF-8 text (its strings end up in results.json)",
+                                         static_cast<unsigned char>(text[bad]))}});
 
   YAML::Node root;
   try {
@@ -205,6 +352,10 @@ Series read(const std::filesystem::path& file) {
 
   if (root["series"]) s.name = r.string(root["series"], "series").value_or("");
   else r.problem({file.string(), 1, 1}, "missing 'series: <name>'");
+  if (s.name.size() > NAME_MAX - run_dir_suffix)
+    r.problem(root["series"], fmt::format("the series name is {} bytes long; the run directory is named after it, and with the "
+                                          "time stamp it must fit in a file name: at most {} bytes",
+                                          s.name.size(), NAME_MAX - run_dir_suffix));
   if (root["description"]) s.description = r.string(root["description"], "description").value_or("");
 
   if (const auto p = root["plugin_path"]) {
@@ -215,6 +366,12 @@ Series read(const std::filesystem::path& file) {
     else add(p);
   }
 
+  // Checked where timeout or max_time is written, so a problem in the defaults is reported once.
+  const auto check_timeout = [&](const YAML::Node& scope, const ExperimentSpec& x) {
+    if (scope["timeout"]) r.timeout_covers_timing(scope["timeout"], x);
+    else if (const auto it = scope["iterations"]; it && it.IsMap() && it["max_time"]) r.timeout_covers_timing(it["max_time"], x);
+  };
+
   ExperimentSpec defaults;
   defaults.device.value = DeviceChoice::auto_;
   defaults.timeout = 300;
@@ -224,6 +381,8 @@ Series read(const std::filesystem::path& file) {
     if (d["params"]) r.params(d["params"], defaults.params, true);
     if (d["iterations"]) r.iterations(d["iterations"], defaults.iterations);
     if (d["timeout"]) defaults.timeout = r.number(d["timeout"], "timeout", true, 0.001, 86400).value_or(defaults.timeout);
+    if (d["memory"]) defaults.memory = r.bytes(d["memory"], "memory");
+    check_timeout(d, defaults);
     if (d["expect"]) r.guesses(d["expect"], defaults.guesses);  // checked for every experiment
   }
 
@@ -239,7 +398,11 @@ Series read(const std::filesystem::path& file) {
       if (!e["name"]) r.problem(e, "an experiment needs 'name: <identifier>'");
       else if (auto name = r.string(e["name"], "name")) {
         x.name = {*name, r.pos(e["name"])};
-        if (!is_identifier(*name))
+        if (name->size() > NAME_MAX)
+          r.problem(e["name"], fmt::format("experiment name '{}' is {} bytes long; its folder in the run directory is named after it, "
+                                           "and a file name holds at most {} bytes",
+                                           excerpt(*name), name->size(), NAME_MAX));
+        else if (!is_identifier(*name))
           r.problem(e["name"], fmt::format("experiment name '{}' must be an identifier (letters, digits, _), so "
                                            "expectations can refer to it as {}.gpu_time", *name, *name));
         else if (!names.insert(*name).second)
@@ -252,6 +415,8 @@ Series read(const std::filesystem::path& file) {
       if (e["params"]) r.params(e["params"], x.params, false);
       if (e["iterations"]) r.iterations(e["iterations"], x.iterations);
       if (e["timeout"]) x.timeout = r.number(e["timeout"], "timeout", true, 0.001, 86400).value_or(x.timeout);
+      if (e["memory"]) x.memory = r.bytes(e["memory"], "memory");
+      check_timeout(e, x);
       if (e["plugin_guesses"]) x.plugin_guesses = r.boolean(e["plugin_guesses"], "plugin_guesses").value_or(true);
       if (e["expect"]) r.guesses(e["expect"], x.guesses);
       s.experiments.push_back(std::move(x));

@@ -2,6 +2,7 @@
 // place it was written. Reading checks the file's shape; plan.hpp checks it against the plugins.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -53,6 +54,7 @@ struct ExperimentSpec {
   Located<DeviceChoice> device;
   Iterations iterations;
   double timeout = 0;  // seconds
+  std::optional<std::uint64_t> memory;  // bytes of host memory the worker may use (runner/limits.hpp); none: no limit
   std::vector<GuessSpec> guesses;
   bool plugin_guesses = true;  // also check the guesses the plugin states
 };

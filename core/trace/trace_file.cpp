@@ -205,7 +205,7 @@ void save(const Trace& trace, const std::filesystem::path& file) {
   for (const auto& it : trace.iterations) head["iterations"].push_back({it.range, it.start - epoch, it.end - epoch});
 
   fmt::memory_buffer out;
-  auto text = head.dump();
+  auto text = head.dump(-1, ' ', false, json::error_handler_t::replace);  // a range name that is not UTF-8 loses no trace
   out.append(text.data(), text.data() + text.size() - 1);  // reopen the object for the tables
   write_table(out, "ranges", trace.ranges, epoch);
   write_table(out, "api_calls", trace.api_calls, epoch);

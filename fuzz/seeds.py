@@ -1,0 +1,111 @@
+#!/usr/bin/env python3
+"""Writes the fuzz targets' seed corpora from what the repository already holds, so no copies are
+checked in: series files (tests/series, experiments, recorded runs, and the series written inline
+in the end-to-end tests), guesses (from those series, docs/expectations.md and the plugins), native
+trace files and results.json of the recorded runs (tests/data); and the inputs that found
+something, kept in fuzz/known/TARGET/.
+
+    fuzz/seeds.py OUT_DIR      # makes OUT_DIR/{series,expect,trace,results}/, one file per seed
+"""
+import hashlib
+import json
+import pathlib
+import re
+import sys
+
+import yaml
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+COMPARISON = re.compile(r"==|!=|<|>|~")
+
+
+def save(folder: pathlib.Path, text: bytes) -> None:
+    # Named by content, as libFuzzer names what it adds, so the same seed is written once.
+    (folder / hashlib.sha1(text).hexdigest()).write_bytes(text)
+
+
+def series_texts():
+    files = [*ROOT.glob("tests/series/*.yaml"), *ROOT.glob("experiments/*.yaml"), *ROOT.glob("tests/data/*/series.yaml")]
+    for f in files:
+        yield f.read_text()
+    # The end-to-end tests write series inline, many of them broken on purpose.
+    for f in ROOT.glob("tests/e2e/*.cpp"):
+        for raw in re.findall(r'R"\((.*?)\)"', f.read_text(), re.S):
+            if "series:" in raw or "experiments:" in raw:
+                yield raw
+
+
+def guesses_in(document):
+    """Every check written under an `expect:` key, at any depth."""
+    if isinstance(document, dict):
+        for key, value in document.items():
+            if key == "expect" and isinstance(value, list):
+                for item in value:
+                    if isinstance(item, str):
+                        yield item
+                    elif isinstance(item, dict) and isinstance(item.get("check"), str):
+                        yield item["check"]
+            else:
+                yield from guesses_in(value)
+    elif isinstance(document, list):
+        for item in document:
+            yield from guesses_in(item)
+
+
+def guess_texts(series):
+    for text in series:
+        try:
+            yield from guesses_in(yaml.safe_load(text))
+        except yaml.YAMLError:
+            pass  # the broken series of the tests
+    docs = (ROOT / "docs/expectations.md").read_text()
+    for code in re.findall(r"`([^`\n]+)`", docs):
+        if COMPARISON.search(code):
+            yield code
+    for block in re.findall(r"```yaml\n(.*?)```", docs, re.S):
+        yield from guesses_in(yaml.safe_load(block))
+    # A plugin's guesses() returns {"check", "why"} pairs.
+    for f in [*ROOT.glob("plugins/**/*.cpp"), *ROOT.glob("tests/plugins/*.cpp")]:
+        for literal in re.findall(r'\{\s*"((?:[^"\\]|\\.)*)"\s*,\s*"', f.read_text()):
+            check = literal.encode().decode("unicode_escape")
+            if COMPARISON.search(check):
+                yield check
+
+
+def results_texts():
+    for f in ROOT.glob("tests/data/*/results.json"):
+        text = f.read_text()
+        yield text
+        # A small one too: the first experiment with its first guesses. Small inputs mutate faster.
+        run = json.loads(text)
+        run["experiments"] = run["experiments"][:1]
+        for e in run["experiments"]:
+            e["expectations"] = e.get("expectations", [])[:3]
+        yield json.dumps(run, indent=1)
+
+
+def main() -> None:
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    out = pathlib.Path(sys.argv[1])
+    corpora = {name: out / name for name in ("series", "expect", "trace", "results")}
+    for folder in corpora.values():
+        folder.mkdir(parents=True, exist_ok=True)
+    series = list(series_texts())
+    for text in series:
+        save(corpora["series"], text.encode())
+    for check in guess_texts(series):
+        save(corpora["expect"], check.encode())
+    for f in ROOT.glob("tests/data/*/experiments/*/expr_trace.json"):
+        save(corpora["trace"], f.read_bytes())
+    for text in results_texts():
+        save(corpora["results"], text.encode())
+    for name, folder in corpora.items():
+        for f in (ROOT / "fuzz/known" / name).glob("*"):
+            save(folder, f.read_bytes())
+    for name, folder in corpora.items():
+        print(f"seeds: {name}: {sum(1 for _ in folder.iterdir())} files in {folder}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,242 @@
+// Hostile input and faults: values at the edges of what a number or a file name holds, files
+// that are not what they claim, plugins with text that is not UTF-8 or a hunger for memory. What
+// `expr validate` can know gets one clear message and exit 2 before anything runs; what happens
+// later loses no measurement; nothing crashes expr itself.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "harness.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+e2e::Outcome validate(const std::string& name, const std::string& text) {
+  const auto dir = e2e::scratch("hostile_" + name);
+  e2e::write(dir, "series.yaml", text);
+  return e2e::expr(dir, "validate series.yaml");
+}
+
+bool has(const e2e::Outcome& o, const std::string& text) { return o.err.find(text) != std::string::npos; }
+
+// AddressSanitizer maps terabytes of shadow memory that RLIMIT_DATA counts, so under it (preset
+// asan) no memory limit can be set.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool under_asan = true;
+#elif defined(__has_feature)
+constexpr bool under_asan = __has_feature(address_sanitizer);
+#else
+constexpr bool under_asan = false;
+#endif
+
+// A series of one experiment of the faulty plugin, with `settings` under the experiment.
+std::string one_experiment(const std::string& settings) {
+  return "series: x\nexperiments:\n  - name: sums\n    plugin: faulty\n" + settings;
+}
+
+}  // namespace
+
+TEST_CASE("a duration or fraction beyond what a number holds is an error at its place") {
+  const auto o = validate("huge_numbers", one_experiment("    timeout: 1e309\n    iterations: {min_time: 1e309s, max_noise: 1e999%}\n"));
+  INFO(o.all());
+  CHECK(o.exit_code == 2);
+  CHECK(has(o, "series.yaml:5:14: error: timeout '1e309' is out of range: timeout must be a time in seconds (e.g. 2, 2s, 500ms) "
+               "between 0.001 and 86400"));
+  CHECK(has(o, "series.yaml:6:28: error: min_time '1e309s' is out of range"));
+  CHECK(has(o, "series.yaml:6:47: error: max_noise '1e999%' is out of range: max_noise must be a fraction"));
+}
+
+TEST_CASE("timing settings the runner cannot honour are errors") {
+  const auto o = validate("inconsistent_timing", R"(series: x
+defaults:
+  iterations: {min_time: 5s, max_time: 1s}
+experiments:
+  - name: sums
+    plugin: faulty
+    timeout: 2s
+  - name: more
+    plugin: faulty
+    iterations: {max_time: 10s, warmup: -1, traced: -3}
+)");
+  INFO(o.all());
+  CHECK(o.exit_code == 2);
+  CHECK(has(o, "series.yaml:3:26: error: min_time (5 s) is above max_time (1 s); timing stops at max_time"));
+  CHECK(has(o, "series.yaml:7:14: error: timeout (2 s) must be longer than twice max_time (1 s)"));
+  CHECK(has(o, "series.yaml:10:29: error: timeout (300 s) must be longer than twice max_time (10 s)") == false);
+  CHECK(has(o, "series.yaml:10:41: error: warmup must be a whole number between 0 and 1000000"));
+  CHECK(has(o, "series.yaml:10:53: error: traced must be a whole number between 0 and 10000"));
+}
+
+TEST_CASE("a series file that is not UTF-8 is an error at the first bad byte") {
+  const auto o = validate("latin1", "series: x\ndescription: caf\xe9\nexperiments:\n  - name: sums\n    plugin: faulty\n");
+  INFO(o.all());
+  CHECK(o.exit_code == 2);
+  CHECK(has(o, "series.yaml:2:17: error: byte 0xe9 is not UTF-8: a series file is UTF-8 text"));
+}
+
+TEST_CASE("a guess's reason that is not UTF-8 is found before anything runs") {
+  const auto dir = e2e::scratch("hostile_latin1_why");
+  e2e::write(dir, "series.yaml", one_experiment("    expect:\n      - check: kernels == 0\n        why: na\xefve\n"));
+  const auto o = e2e::expr(dir, "run series.yaml --out run");
+  INFO(o.all());
+  CHECK(o.exit_code == 2);
+  CHECK(has(o, "series.yaml:7:16: error: byte 0xef is not UTF-8"));
+  CHECK_FALSE(fs::exists(dir / "run"));
+}
+
+TEST_CASE("names too long for a file name are refused with the limit") {
+  const std::string long_name(256, 'x');
+  const auto o = validate("long_names", "series: " + std::string(240, 's') + "\nexperiments:\n  - name: " + long_name +
+                                            "\n    plugin: faulty\n");
+  INFO(o.all());
+  CHECK(o.exit_code == 2);
+  CHECK(has(o, "series.yaml:1:9: error: the series name is 240 bytes long; the run directory is named after it, and with the "
+               "time stamp it must fit in a file name: at most 239 bytes"));
+  CHECK(has(o, "series.yaml:3:11: error: experiment name 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx…' is 256 bytes long; its folder in "
+               "the run directory is named after it, and a file name holds at most 255 bytes"));
+}
+
+TEST_CASE("a key written as a list or mapping is an error, not a crash") {
+  const auto o = validate("complex_key", "series: x\n? [a, b]\n: 1\nexperiments:\n  - name: sums\n    plugin: faulty\n    params: {{size: 1}: 2}\n");
+  INFO(o.all());
+  CHECK(o.exit_code == 2);
+  CHECK(has(o, "series.yaml:2:3: error: a key must be a single word, not a list or mapping"));
+  CHECK(has(o, "series.yaml:7:14: error: a key must be a single word, not a list or mapping"));
+}
+
+TEST_CASE("a series path that is a directory or missing says so") {
+  const auto dir = e2e::scratch("hostile_paths");
+  fs::create_directories(dir / "folder.yaml");
+  auto o = e2e::expr(dir, "validate folder.yaml");
+  INFO(o.all());
+  CHECK(o.exit_code == 2);
+  CHECK(has(o, "folder.yaml: error: is a directory, not a series file"));
+  o = e2e::expr(dir, "run nowhere.yaml");
+  CHECK(o.exit_code == 2);
+  CHECK(has(o, "nowhere.yaml: error: cannot open the series file: No such file or directory"));
+}
+
+TEST_CASE("a number parameter that is not finite is an error at its value") {
+  // It used to reach the plugin, and its result, with NaN as JSON null, ended the whole run.
+  const auto o = validate("nan_param", R"(series: x
+experiments:
+  - name: a
+    plugin: greedy
+    params: {touch: nan}
+  - name: b
+    plugin: greedy
+    params: {touch: 1e999}
+)");
+  INFO(o.all());
+  CHECK(o.exit_code == 2);
+  CHECK(has(o, "series.yaml:5:21: error: parameter 'touch' is a finite number, not 'nan'"));
+  CHECK(has(o, "series.yaml:8:21: error: parameter 'touch' is a finite number, not '1e999'"));
+}
+
+TEST_CASE("a memory limit is read as a size") {
+  const auto o = validate("memory_values", R"(series: x
+defaults:
+  memory: 8GiB
+experiments:
+  - name: sums
+    plugin: faulty
+    memory: 8 gigs
+  - name: more
+    plugin: faulty
+    memory: 1e400GiB
+)");
+  INFO(o.all());
+  CHECK(o.exit_code == 2);
+  CHECK(has(o, "series.yaml:7:13: error: memory must be a size such as 8GiB or 512MiB (units B, KiB, MiB, GiB, TiB) between 1 MiB and 1024 TiB"));
+  CHECK(has(o, "series.yaml:10:13: error: memory must be a size"));
+  CHECK_FALSE(has(o, "series.yaml:3:"));
+}
+
+TEST_CASE("an experiment that exceeds its memory limit fails with that reason and keeps what it measured" *
+          doctest::skip(under_asan)) {
+  const auto dir = e2e::scratch("hostile_memory");
+  e2e::write(dir, "series.yaml", R"(series: memory
+defaults:
+  device: cpu
+  iterations: {warmup: 1, traced: 1, min_samples: 3, min_time: 0.01, max_time: 0.1}
+  memory: 512MiB
+experiments:
+  - name: hungry
+    plugin: greedy
+    params: {bytes: 4294967296}
+  - name: modest
+    plugin: greedy
+    params: {bytes: 1048576}
+)");
+  const auto o = e2e::expr(dir, "run series.yaml --out run");
+  INFO(o.all());
+  CHECK(o.exit_code == 3);
+  const auto results = e2e::read_json(dir / "run" / "results.json");
+  const auto& hungry = e2e::experiment(results, "hungry");
+  CHECK(hungry.at("status") == "failed");
+  CHECK(hungry.at("reason").get<std::string>().starts_with("exceeded its memory limit of 512 MiB (warm-up: "));
+  CHECK(hungry.at("timing").contains("first_call_ns"));
+  CHECK(e2e::experiment(results, "modest").at("status") == "ok");
+}
+
+TEST_CASE("text from a plugin that is not UTF-8 does not cost the results") {
+  const auto dir = e2e::scratch("hostile_garbled");
+  e2e::write(dir, "series.yaml", R"(series: garbled
+defaults:
+  iterations: {warmup: 1, traced: 1, min_samples: 3, min_time: 0.01, max_time: 0.1}
+experiments:
+  - name: garbled
+    plugin: garbled
+)");
+  const auto o = e2e::expr(dir, "run series.yaml --out run");
+  INFO(o.all());
+  CHECK(o.exit_code == 0);
+  const auto results = e2e::read_json(dir / "run" / "results.json");
+  const auto& garbled = e2e::experiment(results, "garbled");
+  CHECK(garbled.at("status") == "ok");
+  CHECK(garbled.at("facts").at("drink") == "caf\xef\xbf\xbd");  // the Latin-1 é replaced by U+FFFD
+  CHECK(e2e::expectation(garbled, "ranges(\"^r\") == 1").at("verdict") == "confirmed");
+}
+
+TEST_CASE("a symbolic link loop on the plugin path is a clear error, not an abort") {
+  const auto dir = e2e::scratch("hostile_symlink_loop");
+  fs::create_directories(dir / "plugins");
+  fs::create_symlink("loop.so", dir / "plugins" / "loop.so");
+  fs::create_symlink("looping", dir / "looping");  // a plugin_path entry that is a loop itself
+  e2e::write(dir, "series.yaml", "series: x\nplugin_path: [plugins, looping]\nexperiments:\n  - name: a\n    plugin: loop\n"
+                                 "  - name: b\n    plugin: nowhere\n");
+  auto o = e2e::expr(dir, "validate series.yaml");
+  INFO(o.all());
+  CHECK(o.exit_code == 2);
+  CHECK(has(o, "loop.so: not a loadable shared library: cannot be read: Too many levels of symbolic links"));
+  CHECK(has(o, "looping (Too many levels of symbolic links)"));
+  o = e2e::expr(dir, "list --plugin-path plugins");
+  CHECK(o.exit_code == 2);
+  CHECK(o.out.find("faulty — ") != std::string::npos);
+}
+
+TEST_CASE("a damaged library on the plugin path is refused before it is loaded, naming what is wrong") {
+  const auto o = validate("damaged_libraries", R"(series: x
+experiments:
+  - {name: a, plugin: truncated}
+  - {name: b, plugin: stub}
+  - {name: c, plugin: elf32}
+  - {name: d, plugin: foreign}
+  - {name: e, plugin: executable}
+)");
+  INFO(o.all());
+  CHECK(o.exit_code == 2);
+  CHECK(has(o, "truncated.so: not a loadable shared library: truncated or damaged: its section header table does not lie inside the file (8192 bytes)"));
+  CHECK(has(o, "stub.so: not a loadable shared library: 32 bytes is too short for an ELF header"));
+  CHECK(has(o, "elf32.so: not a loadable shared library: not a 64-bit ELF file"));
+  CHECK(has(o, "foreign.so: not a loadable shared library: built for another machine (ELF machine 183, this one is 62)"));
+  CHECK(has(o, "executable.so: not a loadable shared library: not a shared library (ELF type 2)"));
+  // `expr list` opens every library on the path: it names the damaged ones and lists the rest.
+  const auto list = e2e::expr(e2e::scratch("hostile_damaged_list"), "list");
+  INFO(list.all());
+  CHECK(list.exit_code == 2);
+  CHECK(list.out.find("faulty — ") != std::string::npos);
+  CHECK(list.err.find("truncated.so: not a loadable shared library") != std::string::npos);
+}
