@@ -38,6 +38,16 @@ void same_verdicts(const nlohmann::json& a, const nlohmann::json& b) {
   }
 }
 
+// A series for the recorded cuda_probe run whose guess reads the cold call, which that run did not trace.
+std::string write_series_reading_cold() {
+  return e2e::write(e2e::scratch("replay_probe_cold_series"), "series.yaml", R"(series: cuda_probe
+experiments:
+  - name: probe
+    plugin: cuda_probe
+    expect: ["cold.kernels > 0"]
+)").string();
+}
+
 }  // namespace
 
 TEST_CASE("replaying the H200 series 3 run with experiments/series3.yaml reaches the GPU run's verdicts") {
@@ -54,10 +64,13 @@ TEST_CASE("replaying the H200 series 3 run with experiments/series3.yaml reaches
   CHECK(verdict("sdpa_cudnn", "kernel.registers == 240") == "contradicted");
   CHECK(verdict("sdpa_math", "kernels(\"sgemm\") >= 2") == "contradicted");
   CHECK(verdict("sdpa_auto", "fact(\"backend\") == \"flash\"") == "contradicted");
-  // The recording predates the cold call's trace: guesses that read it say so.
-  const auto& cold = e2e::guess(experiment(replayed, "sdpa_cudnn"), "cold.busy_time < cold.host_time / 10");
-  CHECK(cold.at("verdict") == "not evaluable");
-  CHECK(cold.at("reason") == "this run has no cold trace of the experiment: no guess read cold.* when it ran");
+  // cuDNN's plan search, from the cold call's own trace: a long host call with little device work.
+  CHECK(verdict("sdpa_cudnn", "first_call > 100 * host_time") == "confirmed");
+  CHECK(verdict("sdpa_cudnn", "cold.busy_time < cold.host_time / 10") == "confirmed");
+  // A run that took no cold trace says so instead of judging.
+  const auto [probe_recorded, probe] = replay("probe_cold", "cuda-probe-h200", write_series_reading_cold());
+  CHECK(e2e::guess(experiment(probe, "probe"), "cold.kernels > 0").at("reason") ==
+        "this run has no cold trace of the experiment: no guess read cold.* when it ran");
 }
 
 TEST_CASE("replaying the H200 cuda_probe run reaches the GPU run's verdicts") {
