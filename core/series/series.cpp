@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 
+#include "series/axes.hpp"
 #include "util/text.hpp"
 
 namespace expr::series {
@@ -166,16 +167,25 @@ class Reader {
 
   const std::filesystem::path& file() const { return file_; }
 
+  // `axes:`, `zip:` and `exclude:` of the defaults or an experiment (series/axes.hpp).
+  void sweep(const YAML::Node& n, ExperimentSpec& x, bool from_defaults) {
+    std::vector<util::Problem> found;
+    if (n["axes"]) read_axes(n["axes"], file_.string(), from_defaults, x.axes, found);
+    if (n["zip"]) read_zip(n["zip"], file_.string(), x.zip, found);
+    if (n["exclude"]) read_exclude(n["exclude"], file_.string(), x.exclude, found);
+    problems_.insert(problems_.end(), found.begin(), found.end());
+  }
+
  private:
   std::filesystem::path file_;
   std::string text_;
   std::vector<util::Problem> problems_;
 };
 
-const std::vector<std::string> top_keys{"series", "description", "plugin_path", "defaults", "experiments"};
-const std::vector<std::string> default_keys{"device", "params", "iterations", "timeout", "expect"};
-const std::vector<std::string> experiment_keys{"name",       "plugin",  "description", "device", "params",
-                                               "iterations", "timeout", "expect",      "plugin_guesses"};
+const std::vector<std::string> top_keys{"series", "description", "plugin_path", "defaults", "experiments", "max_points"};
+const std::vector<std::string> default_keys{"device", "params", "iterations", "timeout", "expect", "axes", "zip", "exclude"};
+const std::vector<std::string> experiment_keys{"name",       "plugin",  "description", "device", "params",         "iterations",
+                                               "timeout",    "expect",  "plugin_guesses", "axes", "zip", "exclude", "sweep_expect"};
 
 bool is_identifier(const std::string& s) {
   static const std::regex re("[A-Za-z_][A-Za-z0-9_]*");
@@ -215,6 +225,9 @@ Series read(const std::filesystem::path& file) {
     else add(p);
   }
 
+  if (const auto m = root["max_points"])
+    s.max_points = {static_cast<std::size_t>(r.count(m, "max_points", 1, 100'000'000).value_or(10'000)), r.pos(m)};
+
   ExperimentSpec defaults;
   defaults.device.value = DeviceChoice::auto_;
   defaults.timeout = 300;
@@ -225,6 +238,7 @@ Series read(const std::filesystem::path& file) {
     if (d["iterations"]) r.iterations(d["iterations"], defaults.iterations);
     if (d["timeout"]) defaults.timeout = r.number(d["timeout"], "timeout", true, 0.001, 86400).value_or(defaults.timeout);
     if (d["expect"]) r.guesses(d["expect"], defaults.guesses);  // checked for every experiment
+    r.sweep(d, defaults, true);
   }
 
   const auto experiments = root["experiments"];
@@ -254,6 +268,8 @@ Series read(const std::filesystem::path& file) {
       if (e["timeout"]) x.timeout = r.number(e["timeout"], "timeout", true, 0.001, 86400).value_or(x.timeout);
       if (e["plugin_guesses"]) x.plugin_guesses = r.boolean(e["plugin_guesses"], "plugin_guesses").value_or(true);
       if (e["expect"]) r.guesses(e["expect"], x.guesses);
+      r.sweep(e, x, false);
+      if (e["sweep_expect"]) r.guesses(e["sweep_expect"], x.sweep_guesses);
       s.experiments.push_back(std::move(x));
     }
   }
