@@ -152,15 +152,15 @@ TEST_CASE("a run records each point under its identity, with its family and axis
 }
 
 TEST_CASE("guesses about a whole sweep: a slope confirmed, one contradicted, a monotonic growth and a crossover") {
-  // sleeper's run() takes base_us * (size/1024)^k: quadratic = 50 µs * x², linear = 200 µs * x,
-  // equal at x = 4 (size 4096).
+  // sleeper's run() takes base_us * (size/1024)^k: quadratic = 50 µs * x², linear = 140 µs * x,
+  // equal at x = 2.8 (size 2867); interpolating between 2048 and 4096 gives about 2435.
   const auto dir = e2e::scratch("sweep_guesses");
   e2e::write(dir, "series.yaml", R"(series: growth
 defaults:
   device: cpu
   iterations: {warmup: 1, traced: 1, min_samples: 5, min_time: 0.02, max_time: 0.3}
   axes:
-    size: pow2(1024, 8192)
+    size: pow2(1024, 4096)
 experiments:
   - name: quadratic
     plugin: sleeper
@@ -170,11 +170,12 @@ experiments:
       - check: slope(host_time, size) ~ 1 ± 0.3
         why: wrong on purpose
       - monotonic(host_time, size, increasing)
-      - crossover(host_time, size, linear) ~ 4096 within 25%
+      - crossover(host_time, size, linear) ~ 2500 within 25%
   - name: linear
     plugin: sleeper
-    params: {k: 1, base_us: 200}
-    sweep_expect: [slope(host_time, size, from=2048) ~ 1 ± 0.3]
+    params: {k: 1, base_us: 140}
+    sweep_expect:
+      - slope(host_time, size, from=2048) ~ 1 ± 0.3
 )");
   const auto o = e2e::expr(dir, "run series.yaml --out run");
   INFO(o.all());
@@ -189,13 +190,13 @@ experiments:
   const auto right = sweep("slope(host_time, size) ~ 2 ± 0.3");
   CHECK(right.at("verdict") == "confirmed");
   CHECK(right.at("family") == "quadratic");
-  CHECK(has(right.at("evidence").get<std::string>(), "log-log fit over 4 points: size=1024: "));
+  CHECK(has(right.at("evidence").get<std::string>(), "log-log fit over 3 points: size=1024: "));
   CHECK(sweep("slope(host_time, size) ~ 1 ± 0.3").at("verdict") == "contradicted");
   CHECK(sweep("monotonic(host_time, size, increasing)").at("verdict") == "confirmed");
-  CHECK(sweep("crossover(host_time, size, linear) ~ 4096 within 25%").at("verdict") == "confirmed");
+  CHECK(sweep("crossover(host_time, size, linear) ~ 2500 within 25%").at("verdict") == "confirmed");
   const auto partial = sweep("slope(host_time, size, from=2048) ~ 1 ± 0.3");
   CHECK(partial.at("verdict") == "confirmed");
-  CHECK(has(partial.at("evidence").get<std::string>(), "over 3 points"));
+  CHECK(has(partial.at("evidence").get<std::string>(), "over 2 points"));
   CHECK(has(o.out, "slope(host_time, size) ~ 1 ± 0.3"));  // the terminal report lists it
 }
 
