@@ -20,13 +20,45 @@ ExitCode outcome_code(const report::Tally& t) {
   return ok;
 }
 
-std::optional<LoadedSeries> load_series(const fs::path& file) {
+namespace {
+
+// Each family's sweep guesses, checked against its axes. Throws util::InputError.
+std::vector<expect::SweepGuess> compile_sweep_guesses(const series::Plan& plan) {
+  std::vector<std::string> families;
+  for (const auto& e : plan.experiments)
+    if (std::find(families.begin(), families.end(), e.family) == families.end()) families.push_back(e.family);
+  std::vector<util::Problem> problems;
+  std::vector<expect::SweepGuess> out;
+  for (const auto& [family, spec] : plan.sweep_guesses) {
+    std::vector<std::string> axes;
+    const auto first = std::find_if(plan.experiments.begin(), plan.experiments.end(), [&](const auto& e) { return e.family == family; });
+    if (first != plan.experiments.end())
+      for (const auto& [axis, value] : first->point) axes.push_back(axis);
+    if (auto g = expect::compile_sweep_guess(spec, family, axes, families, problems)) out.push_back(std::move(*g));
+  }
+  if (!problems.empty()) throw util::InputError(std::move(problems));
+  return out;
+}
+
+}  // namespace
+
+std::optional<LoadedSeries> load_series(const fs::path& file, const std::vector<std::string>& axes) {
+  std::vector<series::AxisOverride> overrides;
+  for (const auto& option : axes) {
+    try {
+      overrides.push_back(series::parse_axis_override(option));
+    } catch (const std::invalid_argument& e) {
+      fmt::print(stderr, "error: {}\n", e.what());
+      return std::nullopt;
+    }
+  }
   try {
     const auto s = series::read(file);
     loader::PluginCatalog catalog(loader::search_path(s.plugin_path));
-    auto plan = series::plan(s, catalog);
+    auto plan = series::plan(s, catalog, overrides);
     auto guesses = expect::compile_guesses(plan);
-    return LoadedSeries{std::move(plan), std::move(guesses)};
+    auto sweep_guesses = compile_sweep_guesses(plan);
+    return LoadedSeries{std::move(plan), std::move(guesses), std::move(sweep_guesses)};
   } catch (const util::InputError& e) {
     for (const auto& p : e.problems()) fmt::print(stderr, "{}\n", p.str());
     fmt::print(stderr, "{} problem{} in {}; nothing ran\n", e.problems().size(), e.problems().size() == 1 ? "" : "s", file.string());
@@ -34,11 +66,18 @@ std::optional<LoadedSeries> load_series(const fs::path& file) {
   }
 }
 
-int validate(const fs::path& file) {
-  const auto loaded = load_series(file);
+void print_expansion(const series::Plan& plan) {
+  for (const auto& e : plan.experiments) fmt::print("  {}\n", e.name);
+  fmt::print("{} experiment{}\n", plan.experiments.size(), plan.experiments.size() == 1 ? "" : "s");
+}
+
+int validate(const fs::path& file, const std::vector<std::string>& axes) {
+  const auto loaded = load_series(file, axes);
   if (!loaded) return bad_input;
   std::size_t guesses = 0;
   for (const auto& g : loaded->guesses) guesses += g.size();
+  guesses += loaded->sweep_guesses.size();
+  print_expansion(loaded->plan);
   fmt::print("{}: series {} is valid: {} experiments, {} guesses\n", file.string(), loaded->plan.name, loaded->plan.experiments.size(),
              guesses);
   return ok;
@@ -90,6 +129,8 @@ int show(const fs::path& run_dir) {
   try {
     const auto run = report::RunDirectory(run_dir).read();
     fmt::print("{}", report::terminal_report(run, ::isatty(STDOUT_FILENO)));
+    if (run.experiments.size() < run.planned)
+      fmt::print("\nincomplete: {} of {} planned experiments have a result\n", run.experiments.size(), run.planned);
     return ok;
   } catch (const std::exception& e) {
     fmt::print(stderr, "error: {}\n", e.what());
@@ -103,8 +144,9 @@ namespace {
 // those of `series_file` when one is given.
 std::map<std::string, std::vector<expect::CompiledGuess>> replay_guesses(const report::RunResult& recorded,
                                                                        const std::optional<fs::path>& series_file) {
-  std::vector<std::string> names;
-  for (const auto& e : recorded.experiments) names.push_back(e.measurement.experiment);
+  std::vector<std::string> names;  // families, as guesses name them
+  for (const auto& e : recorded.experiments)
+    if (std::find(names.begin(), names.end(), e.family) == names.end()) names.push_back(e.family);
   std::vector<util::Problem> problems;
   std::optional<series::Series> s;
   if (series_file) s = series::read(*series_file);
@@ -120,7 +162,9 @@ std::map<std::string, std::vector<expect::CompiledGuess>> replay_guesses(const r
         problems.push_back({x.name.pos, fmt::format("experiment {} is not in the recorded run", x.name.value)});
         continue;
       }
-      for (const auto& spec : x.guesses) add(x.name.value, spec, x.name.pos);
+      for (const auto& e : recorded.experiments)
+        if (e.family == x.name.value)
+          for (const auto& spec : x.guesses) add(e.measurement.experiment, spec, x.name.pos);
     }
   const util::SourcePos results{report::RunDirectory(recorded.run_dir).results().string(), 0, 0};
   for (const auto& e : recorded.experiments)
@@ -174,11 +218,14 @@ int replay(const fs::path& run_dir, const std::optional<fs::path>& series_file, 
   }
   outputs.add(report::sinks::terminal_report());
   report::Assembler assembler(run, outputs);
+  std::vector<report::PlannedPoint> planned;
+  for (const auto& e : recorded.experiments) planned.push_back({e.measurement.experiment, e.family, e.point});
+  assembler.set_planned(std::move(planned));
   try {
     outputs.begin(run);
     for (auto& e : recorded.experiments) {
       const auto name = e.measurement.experiment;
-      assembler.add(std::move(e.measurement), std::move(guesses[name]));
+      assembler.add(std::move(e.measurement), std::move(guesses[name]), std::move(e.family), std::move(e.point));
     }
     assembler.finish();
   } catch (const std::exception& e) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "expect/guesses.hpp"
+#include "expect/sweep.hpp"
 #include "report/run_result.hpp"
 #include "series/plan.hpp"
 
@@ -29,6 +30,8 @@ struct RunArgs {
   std::optional<std::string> filter;
   std::optional<std::filesystem::path> out;
   std::optional<std::string> device;
+  std::vector<std::string> axes;  // --axis NAME=VALUES (series/axes.hpp)
+  bool dry_run = false;           // list the experiments (every sweep point) and stop
 };
 
 // A series read, checked against its plugins and with every guess compiled: what `run` needs
@@ -36,12 +39,16 @@ struct RunArgs {
 struct LoadedSeries {
   series::Plan plan;
   std::vector<std::vector<expect::CompiledGuess>> guesses;  // parallel to plan.experiments
+  std::vector<expect::SweepGuess> sweep_guesses;
 };
-// Prints every problem and returns nothing on error.
-std::optional<LoadedSeries> load_series(const std::filesystem::path& file);
+// Prints every problem and returns nothing on error. `axes` are --axis options.
+std::optional<LoadedSeries> load_series(const std::filesystem::path& file, const std::vector<std::string>& axes = {});
+
+// Prints the plan's experiments, one identity a line, with their count.
+void print_expansion(const series::Plan& plan);
 
 int run(const RunArgs& args);
-int validate(const std::filesystem::path& series);
+int validate(const std::filesystem::path& series, const std::vector<std::string>& axes);
 int list(const std::vector<std::filesystem::path>& extra_dirs);
 int show(const std::filesystem::path& run_dir);
 int replay(const std::filesystem::path& run_dir, const std::optional<std::filesystem::path>& series,

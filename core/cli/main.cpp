@@ -13,10 +13,16 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--filter", run.filter, "run only experiments whose name matches this regex");
   run_cmd->add_option("--out", run.out, "run directory (default: runs/<series>-<time>)");
   run_cmd->add_option("--device", run.device, "run every experiment on this device")->check(CLI::IsMember({"cpu", "cuda"}));
+  run_cmd->add_option("--axis", run.axes, "NAME=V1,V2,... (or range(a,b,step), pow2(a,b)): sweep this parameter over these values, "
+                      "in every experiment whose plugin has it; repeatable")
+      ->allow_extra_args(false);
+  run_cmd->add_flag("--dry-run", run.dry_run, "list the experiments, one per sweep point, and run nothing");
 
   std::filesystem::path validate_file;
   auto* validate_cmd = app.add_subcommand("validate", "check a series file and its expectations without running anything");
   validate_cmd->add_option("series", validate_file, "series file (YAML)")->required();
+  std::vector<std::string> validate_axes;
+  validate_cmd->add_option("--axis", validate_axes, "NAME=V1,V2,...: as for run")->allow_extra_args(false);
 
   std::vector<std::filesystem::path> list_dirs;
   auto* list_cmd = app.add_subcommand("list", "list the plugins found and their parameters");
@@ -42,7 +48,7 @@ int main(int argc, char** argv) {
     return code == 0 ? 0 : expr::cli::bad_input;
   }
   if (*run_cmd) return expr::cli::run(run);
-  if (*validate_cmd) return expr::cli::validate(validate_file);
+  if (*validate_cmd) return expr::cli::validate(validate_file, validate_axes);
   if (*list_cmd) return expr::cli::list(list_dirs);
   if (*show_cmd) return expr::cli::show(show_dir);
   if (*replay_cmd) return expr::cli::replay(replay_dir, replay_series, replay_out);

@@ -37,7 +37,8 @@ class Observer final : public runner::RunObserver {
     const auto& experiments = series_.plan.experiments;
     const auto at = static_cast<std::size_t>(
         std::find_if(experiments.begin(), experiments.end(), [&](const auto& e) { return e.name == m.experiment; }) - experiments.begin());
-    assembler_.add(std::move(m), std::move(series_.guesses.at(at)));  // each experiment finishes once
+    const auto& planned = experiments.at(at);
+    assembler_.add(std::move(m), std::move(series_.guesses.at(at)), planned.family, planned.point);  // each experiment finishes once
   }
 
  private:
@@ -59,9 +60,13 @@ fs::path default_run_dir(const std::string& series) {
 }  // namespace
 
 int run(const RunArgs& args) {
-  auto loaded = load_series(args.series);
+  auto loaded = load_series(args.series, args.axes);
   if (!loaded) return bad_input;
   const auto& plan = loaded->plan;
+  if (args.dry_run) {
+    print_expansion(plan);
+    return ok;
+  }
   if (args.filter) {
     try {
       std::regex check(*args.filter);
@@ -106,6 +111,10 @@ int run(const RunArgs& args) {
   outputs.add(report::sinks::junit(dir));
   outputs.add(report::sinks::terminal_report());
   report::Assembler assembler(run, outputs);
+  std::vector<report::PlannedPoint> planned;
+  for (const auto& e : plan.experiments) planned.push_back({e.name, e.family, e.point});
+  assembler.set_planned(std::move(planned));
+  assembler.set_sweep_guesses(std::move(loaded->sweep_guesses));
   Observer observer(*loaded, run, assembler, outputs);
   try {
     outputs.begin(run);

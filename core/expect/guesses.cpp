@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "analysis/metrics.hpp"
 
 namespace expr::expect {
@@ -42,12 +44,15 @@ bool reads_cold_call(const Check& check) { return reads_cold(*check.observed) ||
 
 std::vector<std::vector<CompiledGuess>> compile_guesses(series::Plan& plan) {
   std::vector<util::Problem> problems;
+  // A guess names an experiment by its family: a sweep's points are resolved like with like when
+  // judged (report/assembler.cpp).
   std::vector<std::string> names;
   for (const auto& e : plan.experiments) {
-    names.push_back(e.name);
-    if (analysis::find_metric(e.name))
-      problems.push_back({e.name_pos, fmt::format("experiment name '{}' is also a metric; guesses could not tell them apart", e.name)});
-    else if (e.name == analysis::cold_prefix)
+    if (std::find(names.begin(), names.end(), e.family) != names.end()) continue;
+    names.push_back(e.family);
+    if (analysis::find_metric(e.family))
+      problems.push_back({e.name_pos, fmt::format("experiment name '{}' is also a metric; guesses could not tell them apart", e.family)});
+    else if (e.family == analysis::cold_prefix)
       problems.push_back({e.name_pos, "experiment name 'cold' is taken: cold.metric reads an experiment's cold first call"});
   }
   std::vector<std::vector<CompiledGuess>> out;

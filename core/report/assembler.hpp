@@ -6,6 +6,8 @@
 #include <vector>
 
 #include "expect/guesses.hpp"
+#include "expect/sweep.hpp"
+#include "report/like_with_like.hpp"
 #include "report/run_result.hpp"
 #include "report/sink.hpp"
 
@@ -15,8 +17,15 @@ class Assembler {
  public:
   Assembler(RunResult& run, Sink& sink) : run_(run), sink_(sink) {}
 
-  // Adds a finished experiment with the guesses to judge for it.
-  void add(outcome::Measurement measurement, std::vector<expect::CompiledGuess> guesses);
+  // Adds a finished experiment with the guesses to judge for it, and the sweep point it is
+  // (series/axes.hpp; the family is the experiment's own name when it has no axes).
+  void add(outcome::Measurement measurement, std::vector<expect::CompiledGuess> guesses, std::string family = {},
+           series::AxisPoint point = {});
+  // The run's experiments as planned, so that a guess naming a sweep's family reads its matching
+  // point (like_with_like.hpp); without it, names are taken as they are.
+  void set_planned(std::vector<PlannedPoint> planned) { planned_ = std::move(planned); }
+  // Guesses about whole sweeps, judged at the end over every point.
+  void set_sweep_guesses(std::vector<expect::SweepGuess> guesses) { sweep_guesses_ = std::move(guesses); }
   // Judges everything still pending (experiments not in the run make their readers not
   // evaluable) and ends the run for the sinks.
   void finish();
@@ -26,7 +35,9 @@ class Assembler {
 
   RunResult& run_;
   Sink& sink_;
-  std::vector<std::vector<expect::Check>> checks_;  // parallel to run_.experiments[i].guesses
+  std::vector<std::vector<expect::Check>> checks_;
+  std::vector<PlannedPoint> planned_;
+  std::vector<expect::SweepGuess> sweep_guesses_;  // parallel to run_.experiments[i].guesses
 };
 
 }  // namespace expr::report

@@ -61,6 +61,17 @@ util::SourcePos position_from(const std::string& at) {
   return pos;
 }
 
+json param_json(const ParamValue& v) {
+  return std::visit([](const auto& x) { return json(x); }, v);
+}
+
+ParamValue param_from(const json& j) {
+  if (j.is_boolean()) return j.get<bool>();
+  if (j.is_number_integer()) return j.get<std::int64_t>();
+  if (j.is_number()) return j.get<double>();
+  return j.get<std::string>();
+}
+
 }  // namespace
 
 void RunDirectory::create() const {
@@ -80,6 +91,7 @@ json to_json(const RunResult& run, const RunDirectory& dir) {
          {"series", {{"name", run.series}, {"file", run.series_file}, {"description", run.description}}},
          {"started", run.started},
          {"finished", run.finished},
+         {"planned", run.planned},
          {"environment", run.environment},
          {"experiments", json::array()}};
   const auto t = tally(run);
@@ -89,6 +101,14 @@ json to_json(const RunResult& run, const RunDirectory& dir) {
   for (const auto& e : run.experiments) {
     const auto& m = e.measurement;
     auto x = outcome::to_json(m);
+    // A sweep point's family and axis values, for tools that group points; "axes" keeps their order.
+    x["family"] = e.family;
+    x["axes"] = json::array();
+    x["point"] = json::object();
+    for (const auto& [axis, value] : e.point) {
+      x["axes"].push_back(axis);
+      x["point"][axis] = param_json(value);
+    }
     if (m.trace) {
       x["trace_file"] = fs::relative(dir.native_trace(m.experiment), dir.root()).string();
       x["chrome_trace"] = fs::relative(dir.chrome_trace(m.experiment), dir.root()).string();
@@ -108,6 +128,14 @@ json to_json(const RunResult& run, const RunDirectory& dir) {
       x["guesses"].push_back(std::move(one));
     }
     j["experiments"].push_back(std::move(x));
+  }
+  j["sweep_guesses"] = json::array();
+  for (const auto& s : run.sweep_guesses) {
+    json one{{"family", s.family}, {"group", s.group}, {"check", s.guess.spec.check}, {"required", s.guess.spec.required}, {"why", s.guess.spec.why}};
+    if (s.guess.spec.pos.line > 0) one["at"] = s.guess.spec.pos.str();
+    if (s.guess.judgement) one.update(judgement_json(*s.guess.judgement));
+    else one["verdict"] = "pending";
+    j["sweep_guesses"].push_back(std::move(one));
   }
   return j;
 }
@@ -141,9 +169,12 @@ RunResult RunDirectory::read() const {
     run.started = j.value("started", "");
     run.finished = j.value("finished", "");
     run.environment = j.value("environment", std::map<std::string, std::string>{});
+    run.planned = j.value("planned", j.at("experiments").size());
     for (const auto& x : j.at("experiments")) {
       ExperimentResult e;
       e.measurement = outcome::measurement_from_json(x);
+      e.family = x.value("family", e.measurement.experiment);
+      for (const auto& axis : x.value("axes", json::array())) e.point.emplace_back(axis, param_from(x.at("point").at(axis.get<std::string>())));
       if (const auto trace = x.value("trace_file", ""); !trace.empty()) e.measurement.trace = outcome::TraceSource(root_ / trace);
       if (e.measurement.cold)
         if (const auto trace = x.at("cold").value("trace_file", ""); !trace.empty()) {
@@ -162,6 +193,15 @@ RunResult RunDirectory::read() const {
         e.guesses.push_back(std::move(r));
       }
       run.experiments.push_back(std::move(e));
+    }
+    for (const auto& g : j.value("sweep_guesses", json::array())) {
+      SweepVerdict s{g.at("family"), g.value("group", ""), {}};
+      s.guess.spec.check = g.at("check");
+      s.guess.spec.required = g.value("required", false);
+      s.guess.spec.why = g.value("why", "");
+      s.guess.spec.pos = position_from(g.value("at", ""));
+      if (g.value("verdict", "pending") != "pending") s.guess.judgement = judgement_from(g);
+      run.sweep_guesses.push_back(std::move(s));
     }
   } catch (const json::exception& e) {
     throw std::runtime_error(fmt::format("{}: malformed: {}", file.string(), e.what()));

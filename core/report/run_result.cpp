@@ -22,22 +22,24 @@ const ExperimentResult* RunResult::find(const std::string& experiment) const {
 
 Tally tally(const RunResult& run) {
   Tally t;
+  const auto count = [&t](const JudgedGuess& x) {
+    if (!x.judgement) {
+      ++t.pending;
+      return;
+    }
+    switch (x.judgement->verdict) {
+      case expect::Verdict::confirmed: ++t.confirmed; break;
+      case expect::Verdict::contradicted: ++t.contradicted; break;
+      case expect::Verdict::not_evaluable: ++t.not_evaluable; break;
+    }
+    if (x.spec.required && x.judgement->verdict != expect::Verdict::confirmed) ++t.required_failed;
+  };
   for (const auto& e : run.experiments) {
     const auto s = e.measurement.status;
     if (s == outcome::Status::failed || s == outcome::Status::crashed || s == outcome::Status::timed_out) ++t.experiments_failed;
-    for (const auto& x : e.guesses) {
-      if (!x.judgement) {
-        ++t.pending;
-        continue;
-      }
-      switch (x.judgement->verdict) {
-        case expect::Verdict::confirmed: ++t.confirmed; break;
-        case expect::Verdict::contradicted: ++t.contradicted; break;
-        case expect::Verdict::not_evaluable: ++t.not_evaluable; break;
-      }
-      if (x.spec.required && x.judgement->verdict != expect::Verdict::confirmed) ++t.required_failed;
-    }
+    for (const auto& x : e.guesses) count(x);
   }
+  for (const auto& s : run.sweep_guesses) count(s.guess);
   return t;
 }
 

@@ -11,6 +11,7 @@
 
 #include "expect/check.hpp"
 #include "outcome/measurement.hpp"
+#include "series/axes.hpp"
 #include "series/series.hpp"
 
 namespace expr::report {
@@ -23,6 +24,15 @@ struct JudgedGuess {
 struct ExperimentResult {
   outcome::Measurement measurement;
   std::vector<JudgedGuess> guesses;
+  std::string family;        // the experiment's name in the series; measurement.experiment is the point's identity
+  series::AxisPoint point;   // its axis values, in axis order; empty when it has no axes
+};
+
+// A guess about a whole sweep (expect/sweep.hpp), one verdict per group of its other axes.
+struct SweepVerdict {
+  std::string family;
+  std::string group;  // "dtype=bf16"; empty when the sweep has one axis
+  JudgedGuess guess;
 };
 
 struct RunResult {
@@ -36,6 +46,7 @@ struct RunResult {
   std::map<std::string, std::string> environment;
   std::size_t planned = 0;  // experiments in the plan: the run is complete once each has finished
   std::vector<ExperimentResult> experiments;
+  std::vector<SweepVerdict> sweep_guesses;  // judged once the run ends
 
   const ExperimentResult* find(const std::string& experiment) const;
 };

@@ -53,6 +53,9 @@ std::string where(const JudgedGuess& x) {
   return x.spec.pos.line > 0 ? x.spec.pos.str() : "series";
 }
 
+// "sdpa" or, for one group of a sweep's other axes, "sdpa[dtype=bf16]".
+std::string sweep_name(const SweepVerdict& s) { return s.group.empty() ? s.family : s.family + "[" + s.group + "]"; }
+
 std::string observed_cell(const JudgedGuess& x) {
   if (!x.judgement) return "pending";
   if (x.judgement->verdict == expect::Verdict::not_evaluable) return "not evaluable: " + x.judgement->reason;
@@ -94,8 +97,18 @@ std::string terminal_report(const RunResult& run, bool color) {
     for (const auto& x : e.guesses)
       out += fmt::format("  {} {}  →  {}\n", paint(verdict_mark(x)), x.spec.check, observed_cell(x));
   }
+  if (!run.sweep_guesses.empty()) out += "\nsweeps:\n";
+  for (const auto& s : run.sweep_guesses)
+    out += fmt::format("  {} {}: {}  →  {}\n", paint(verdict_mark(s.guess)), sweep_name(s), s.guess.spec.check, observed_cell(s.guess));
   const auto t = tally(run);
   out += fmt::format("\nGuess vs trace: {} confirmed, {} contradicted, {} not evaluable\n", t.confirmed, t.contradicted, t.not_evaluable);
+  for (const auto& s : run.sweep_guesses) {
+    if (!s.guess.judgement || s.guess.judgement->verdict != expect::Verdict::contradicted) continue;
+    out += fmt::format("  {} {}: {}{}  [{}]\n", paint("✗"), sweep_name(s), s.guess.spec.check, s.guess.spec.required ? " (required)" : "",
+                       where(s.guess));
+    out += fmt::format("      observed {}, guessed {}\n      evidence: {}\n", s.guess.judgement->observed, s.guess.judgement->guessed,
+                       s.guess.judgement->evidence);
+  }
   for (const auto& e : run.experiments)
     for (const auto& x : e.guesses) {
       if (!x.judgement || x.judgement->verdict != expect::Verdict::contradicted) continue;
@@ -131,7 +144,13 @@ std::string markdown_report(const RunResult& run) {
                         x.judgement ? x.judgement->evidence : "", where(x)});
     out += g.markdown();
   }
-  return out;
+  if (run.sweep_guesses.empty()) return out;
+  out += "\n## Guesses about whole sweeps\n\n";
+  Table sweeps{{"", "sweep", "guess", "observed", "evidence", "from"}, {}};
+  for (const auto& s : run.sweep_guesses)
+    sweeps.rows.push_back({verdict_mark(s.guess), sweep_name(s), "`" + s.guess.spec.check + "`" + (s.guess.spec.required ? " (required)" : ""),
+                           observed_cell(s.guess), s.guess.judgement ? s.guess.judgement->evidence : "", where(s.guess)});
+  return out + sweeps.markdown();
 }
 
 namespace {

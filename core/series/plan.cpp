@@ -5,6 +5,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <set>
 
 #include "util/text.hpp"
 
@@ -82,39 +83,81 @@ Params bind_params(const ExperimentSpec& x, const Description& d, std::vector<ut
 
 }  // namespace
 
-Plan plan(const Series& series, loader::PluginCatalog& plugins) {
+Plan plan(const Series& series, loader::PluginCatalog& plugins, const std::vector<AxisOverride>& overrides) {
   std::vector<util::Problem> problems;
   Plan p{series.file, series.name, series.description, {}};
+
+  // Every experiment's points first, so a sweep too large is refused before any plugin is asked
+  // for its guesses.
+  struct Family {
+    const ExperimentSpec* spec;
+    std::shared_ptr<const loader::PluginLibrary> plugin;
+    std::vector<AxisPoint> points;
+  };
+  std::vector<Family> families;
+  std::size_t total = 0;
+  std::set<std::string> overrides_used;
   for (const auto& x : series.experiments) {
-    ExperimentPlan e;
-    e.name = x.name.value;
-    e.name_pos = x.name.pos;
-    e.plugin_pos = x.plugin.pos;
-    e.description = x.description;
-    e.device = x.device.value;
-    e.iterations = x.iterations;
-    e.timeout = x.timeout;
-    e.memory = x.memory;
     try {
-      e.plugin = plugins.find(x.plugin.value);
+      auto plugin = plugins.find(x.plugin.value);
+      for (const auto& o : overrides)
+        for (const auto& spec : plugin->description().params)
+          if (spec.name == o.name) overrides_used.insert(o.name);
+      auto points = expand(x, plugin->description(), overrides, problems);
+      total += points.size();
+      families.push_back({&x, std::move(plugin), std::move(points)});
     } catch (const loader::LoadError& err) {
       problems.push_back({x.plugin.pos, err.what()});
-      continue;
     }
-    const auto& d = e.plugin->description();
-    e.params = bind_params(x, d, problems);
-    // Where a plugin can run depends on how it was built (a CPU-only LibTorch, say): the runner
-    // skips what cannot run here, with the reason, so the same series validates everywhere.
-    e.guesses = x.guesses;
-    if (x.plugin_guesses) {
-      try {
-        for (auto& g : e.plugin->create()->guesses(e.params))
-          e.guesses.push_back({std::move(g.check), {e.plugin->file().string(), 0, 0}, false, std::move(g.why), GuessOrigin::plugin});
-      } catch (const std::exception& err) {
-        problems.push_back({x.plugin.pos, fmt::format("plugin {}: guesses() failed: {}", d.name, err.what())});
+  }
+  for (const auto& o : overrides)
+    if (!overrides_used.count(o.name))
+      problems.push_back({{o.option, 0, 0}, fmt::format("no experiment's plugin has a parameter '{}'", o.name)});
+  if (total > series.max_points.value)
+    problems.push_back({series.max_points.pos.line > 0 ? series.max_points.pos : util::SourcePos{series.file.string(), 1, 1},
+                        fmt::format("the series expands to {} points, more than max_points ({}); nothing ran. Narrow the axes, or "
+                                    "raise the limit with 'max_points: {}' at the top of the series file",
+                                    total, series.max_points.value, total)});
+  if (!problems.empty()) throw util::InputError(std::move(problems));
+
+  for (const auto& [x, plugin, points] : families) {
+    const auto& d = plugin->description();
+    const auto base = bind_params(*x, d, problems);
+    for (const auto& g : x->sweep_guesses) p.sweep_guesses.emplace_back(x->name.value, g);
+    for (const auto& point : points) {
+      ExperimentPlan e;
+      e.family = x->name.value;
+      e.name = identity(e.family, point);
+      e.point = point;
+      e.name_pos = x->name.pos;
+      e.plugin_pos = x->plugin.pos;
+      e.description = x->description;
+      e.device = x->device.value;
+      e.iterations = x->iterations;
+      e.timeout = x->timeout;
+      e.memory = x->memory;
+      e.plugin = plugin;
+      // The identity names the experiment's folder in the run directory.
+      if (e.name.find('/') != std::string::npos || e.name.size() > 255)
+        problems.push_back({x->name.pos, fmt::format("the point '{}' cannot name a folder: {}", e.name,
+                                                     e.name.size() > 255 ? "it is longer than 255 bytes; shorten the name or the values"
+                                                                         : "its values contain '/'")});
+      auto values = base.values();
+      for (const auto& [name, value] : point) values[name] = value;
+      e.params = Params(std::move(values));
+      // Where a plugin can run depends on how it was built (a CPU-only LibTorch, say): the runner
+      // skips what cannot run here, with the reason, so the same series validates everywhere.
+      e.guesses = x->guesses;
+      if (x->plugin_guesses) {
+        try {
+          for (auto& g : plugin->create()->guesses(e.params))
+            e.guesses.push_back({std::move(g.check), {plugin->file().string(), 0, 0}, false, std::move(g.why), GuessOrigin::plugin});
+        } catch (const std::exception& err) {
+          problems.push_back({x->plugin.pos, fmt::format("plugin {}: guesses() failed: {}", d.name, err.what())});
+        }
       }
+      p.experiments.push_back(std::move(e));
     }
-    p.experiments.push_back(std::move(e));
   }
   if (!problems.empty()) throw util::InputError(std::move(problems));
   return p;

@@ -8,12 +8,15 @@
 #include <vector>
 
 #include "loader/plugin_library.hpp"
+#include "series/axes.hpp"
 #include "series/series.hpp"
 
 namespace expr::series {
 
 struct ExperimentPlan {
-  std::string name;
+  std::string name;    // the point's identity: family[axis=value,...] (series/axes.hpp)
+  std::string family;  // the experiment's name in the series file
+  AxisPoint point;     // its axis values, in axis order; empty when it has no axes
   util::SourcePos name_pos, plugin_pos;  // where the series names the experiment and its plugin
   std::string description;
   std::shared_ptr<const loader::PluginLibrary> plugin;
@@ -31,11 +34,13 @@ struct Plan {
   std::string name;
   std::string description;
   std::vector<ExperimentPlan> experiments;
+  std::vector<std::pair<std::string, GuessSpec>> sweep_guesses;  // each with its family (expect/sweep.hpp)
 };
 
 // Throws util::InputError listing every problem: unknown plugins or parameters, values of the wrong
-// type, a plugin whose guesses() fails, each at file:line:column.
-Plan plan(const Series& series, loader::PluginCatalog& plugins);
+// type, a plugin whose guesses() fails, a sweep with no points or more than max_points, each at
+// file:line:column (or at the --axis option that caused it).
+Plan plan(const Series& series, loader::PluginCatalog& plugins, const std::vector<AxisOverride>& overrides = {});
 
 // A parameter's text as the plugin's declared type; throws std::invalid_argument with the reason.
 ParamValue typed_param(const ParamSpec& spec, const std::string& text);

@@ -14,6 +14,7 @@
 #include <regex>
 #include <set>
 
+#include "series/axes.hpp"
 #include "util/text.hpp"
 #include "util/units.hpp"
 
@@ -290,16 +291,21 @@ class Reader {
 
   const std::filesystem::path& file() const { return file_; }
 
+  // `axes:`, `zip:` and `exclude:` of the defaults or an experiment (series/axes.hpp).
+  void sweep(const YAML::Node& n, ExperimentSpec& x, bool from_defaults) {
+    std::vector<util::Problem> found;
+    if (n["axes"]) read_axes(n["axes"], file_.string(), from_defaults, x.axes, found);
+    if (n["zip"]) read_zip(n["zip"], file_.string(), x.zip, found);
+    if (n["exclude"]) read_exclude(n["exclude"], file_.string(), x.exclude, found);
+    problems_.insert(problems_.end(), found.begin(), found.end());
+  }
+
  private:
   std::filesystem::path file_;
   std::string text_;
   std::vector<util::Problem> problems_;
 };
 
-const std::vector<std::string> top_keys{"series", "description", "plugin_path", "defaults", "experiments"};
-const std::vector<std::string> default_keys{"device", "params", "iterations", "timeout", "memory", "expect"};
-const std::vector<std::string> experiment_keys{"name",    "plugin", "description", "device",        "params", "iterations",
-                                               "timeout", "memory", "expect",      "plugin_guesses"};
 
 // The run directory is named <series>-YYYYMMDD-HHMMSS and each experiment's folder after the
 // experiment, so both names must fit in a file name.
@@ -323,6 +329,10 @@ std::string read_text(const std::filesystem::path& file) {
     fail(fmt::format("is larger than {}, too large for a series file", util::format_bytes(max_series_bytes)));
   return text;
 }
+const std::vector<std::string> top_keys{"series", "description", "plugin_path", "defaults", "experiments", "max_points"};
+const std::vector<std::string> default_keys{"device", "params", "iterations", "timeout", "memory", "expect", "axes", "zip", "exclude"};
+const std::vector<std::string> experiment_keys{"name",   "plugin",         "description", "device", "params", "iterations", "timeout",
+                                               "memory", "expect",         "plugin_guesses", "axes", "zip",   "exclude",    "sweep_expect"};
 
 bool is_identifier(const std::string& s) {
   static const std::regex re("[A-Za-z_][A-Za-z0-9_]*");
@@ -371,6 +381,8 @@ Series read(const std::filesystem::path& file) {
     if (scope["timeout"]) r.timeout_covers_timing(scope["timeout"], x);
     else if (const auto it = scope["iterations"]; it && it.IsMap() && it["max_time"]) r.timeout_covers_timing(it["max_time"], x);
   };
+  if (const auto m = root["max_points"])
+    s.max_points = {static_cast<std::size_t>(r.count(m, "max_points", 1, 100'000'000).value_or(10'000)), r.pos(m)};
 
   ExperimentSpec defaults;
   defaults.device.value = DeviceChoice::auto_;
@@ -384,6 +396,7 @@ Series read(const std::filesystem::path& file) {
     if (d["memory"]) defaults.memory = r.bytes(d["memory"], "memory");
     check_timeout(d, defaults);
     if (d["expect"]) r.guesses(d["expect"], defaults.guesses);  // checked for every experiment
+    r.sweep(d, defaults, true);
   }
 
   const auto experiments = root["experiments"];
@@ -419,6 +432,8 @@ Series read(const std::filesystem::path& file) {
       check_timeout(e, x);
       if (e["plugin_guesses"]) x.plugin_guesses = r.boolean(e["plugin_guesses"], "plugin_guesses").value_or(true);
       if (e["expect"]) r.guesses(e["expect"], x.guesses);
+      r.sweep(e, x, false);
+      if (e["sweep_expect"]) r.guesses(e["sweep_expect"], x.sweep_guesses);
       s.experiments.push_back(std::move(x));
     }
   }

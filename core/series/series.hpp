@@ -46,6 +46,20 @@ struct GuessSpec {
   GuessOrigin origin = GuessOrigin::series;
 };
 
+// A sweep axis as written: a plugin parameter and its values, `range(...)` and `pow2(...)` already
+// spelled out (series/axes.hpp); typed once the plugin says what it expects.
+struct AxisSpec {
+  Located<std::string> name;
+  std::vector<Located<std::string>> values;
+  bool from_defaults = false;  // series-wide: applies only to plugins that declare it
+};
+
+// `exclude:` entry: a point is left out when every axis named here matches (a value, a list of
+// values, or a comparison such as ">4096").
+struct Exclusion {
+  std::vector<std::pair<Located<std::string>, std::vector<Located<std::string>>>> conditions;
+};
+
 struct ExperimentSpec {
   Located<std::string> name;
   Located<std::string> plugin;
@@ -57,6 +71,10 @@ struct ExperimentSpec {
   std::optional<std::uint64_t> memory;  // bytes of host memory the worker may use (runner/limits.hpp); none: no limit
   std::vector<GuessSpec> guesses;
   bool plugin_guesses = true;  // also check the guesses the plugin states
+  std::vector<AxisSpec> axes;                              // defaults first, then the experiment's own
+  std::vector<std::vector<Located<std::string>>> zip;      // axes that move together
+  std::vector<Exclusion> exclude;
+  std::vector<GuessSpec> sweep_guesses;  // `sweep_expect:`, about the whole sweep (expect/sweep.hpp)
 };
 
 struct Series {
@@ -65,6 +83,7 @@ struct Series {
   std::string description;
   std::vector<std::filesystem::path> plugin_path;  // made absolute, relative to the file
   std::vector<ExperimentSpec> experiments;
+  Located<std::size_t> max_points{10'000, {}};  // a sweep expanding to more is refused unless raised
 };
 
 // Throws util::InputError with every problem found, each at file:line:column.

@@ -1,0 +1,63 @@
+// Guesses about a whole sweep, written under an experiment's `sweep_expect:`:
+//
+//   slope(gpu_time, seq) ~ 2 ± 0.3              log-log least-squares slope of a metric over an axis
+//   slope(gpu_time, seq, from=2048) ~ 2 ± 0.3   ... over the axis values from 2048 on (also to=)
+//   monotonic(gpu_time, seq, increasing)        never falls (decreasing: never rises) as the axis grows
+//   crossover(gpu_time, seq, sdpa_flash) ~ 2048 within 50%
+//                                               the axis value where this family's metric overtakes
+//                                               the other's (geometric interpolation between points)
+//
+// The metric is one metric of the expectation language (`gpu_time`, `kernel("gemm").duration`),
+// evaluated on each point with analysis::evaluate. The sweep's other axes split it into groups, and
+// each group gets its own verdict, named by the group's axis values.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/metrics.hpp"
+#include "expect/check.hpp"
+#include "series/axes.hpp"
+#include "series/series.hpp"
+
+namespace expr::expect {
+
+struct SweepGuess {
+  enum class Kind { slope, monotonic, crossover };
+  series::GuessSpec spec;
+  std::string family;
+  Kind kind = Kind::slope;
+  std::string metric_text;
+  analysis::MetricCall metric;
+  std::string axis;
+  std::optional<double> from, to;  // slope: the part of the axis fitted
+  bool increasing = true;          // monotonic
+  std::string other;               // crossover: the family compared with
+  Comparison comparison = Comparison::equal;
+  double guessed = 0;
+  std::optional<double> absolute, relative;  // tolerance of `~`
+  std::string guessed_text;                  // "~ 2 ± 0.3", as written
+};
+
+// Compiles one sweep guess of `family`, whose points have `axes`; `families` are the series'
+// experiment names. Adds the problem at the guess's place and returns nothing when it is wrong.
+std::optional<SweepGuess> compile_sweep_guess(const series::GuessSpec& spec, const std::string& family,
+                                              const std::vector<std::string>& axes, const std::vector<std::string>& families,
+                                              std::vector<util::Problem>& problems);
+
+// One point of the run, as a sweep guess reads it.
+struct SweepPoint {
+  std::string family;
+  const series::AxisPoint* point;
+  const outcome::Measurement* measurement;
+};
+
+struct SweepJudgement {
+  std::string group;  // the other axes' values, "dtype=bf16"; empty when the sweep has one axis
+  Judgement judgement;
+};
+
+std::vector<SweepJudgement> judge_sweep(const SweepGuess& guess, const std::vector<SweepPoint>& points);
+
+}  // namespace expr::expect

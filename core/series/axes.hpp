@@ -1,0 +1,52 @@
+// Sweeps: an experiment's axes as read from the series file, and their expansion into one point
+// per combination. This is the one place where a sweep becomes separate experiments: plan.cpp makes
+// one ExperimentPlan per point, so the runner and the reports never see an axis.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "series/series.hpp"
+
+namespace YAML {
+class Node;
+}
+
+namespace expr::series {
+
+// A point's axis values, in axis order.
+using AxisPoint = std::vector<std::pair<std::string, ParamValue>>;
+
+// The values an axis entry stands for: "range(512, 8192, 512)" (start to stop inclusive, by step),
+// "pow2(256, 8192)" (the powers of two from start to stop), or the text itself. Throws
+// std::invalid_argument with the reason, also for a generator that yields nothing.
+std::vector<std::string> axis_values(const std::string& text);
+
+// Reading the `axes:`, `zip:` and `exclude:` keys (series.cpp); each adds its problems.
+void read_axes(const YAML::Node& n, const std::string& file, bool from_defaults, std::vector<AxisSpec>& out,
+               std::vector<util::Problem>& problems);
+void read_zip(const YAML::Node& n, const std::string& file, std::vector<std::vector<Located<std::string>>>& out,
+              std::vector<util::Problem>& problems);
+void read_exclude(const YAML::Node& n, const std::string& file, std::vector<Exclusion>& out, std::vector<util::Problem>& problems);
+
+// `--axis NAME=V1,V2` (values as in the file: `--axis seq=pow2(256,4096)` works): replaces that
+// axis's values, or makes the parameter an axis, in every experiment whose plugin declares it.
+struct AxisOverride {
+  std::string option;  // as given, for messages
+  std::string name;
+  std::vector<std::string> values;
+};
+// Throws std::invalid_argument naming the option.
+AxisOverride parse_axis_override(const std::string& option);
+
+// The points of one experiment in order: the cartesian product of its axes (a zip group counts as
+// one axis whose values move together), less the excluded points. One empty point when it has no
+// axes; none when there were problems, which are added at the file's places (or the option's).
+std::vector<AxisPoint> expand(const ExperimentSpec& x, const Description& plugin, const std::vector<AxisOverride>& overrides,
+                              std::vector<util::Problem>& problems);
+
+// A point's identity: "sdpa[backend=flash,seq=2048]"; the family name alone when there are no axes.
+std::string identity(const std::string& family, const AxisPoint& point);
+
+}  // namespace expr::series
