@@ -73,6 +73,15 @@ TEST_CASE("replaying the H200 series 3 run with experiments/series3.yaml reaches
         "this run has no cold trace of the experiment: no guess read cold.* when it ran");
 }
 
+TEST_CASE("replaying the H200 attention sweep reaches the GPU run's verdicts, point by point") {
+  const auto [recorded, replayed] = replay("sweep", "attention-sweep-h200");
+  same_verdicts(recorded, replayed);
+  // Like with like: flash's point reads efficient's point with the same dtype and seq.
+  const auto& faster = e2e::guess(experiment(replayed, "flash[dtype=bf16,seq=4096]"), "gpu_time <= efficient.gpu_time");
+  CHECK(faster.at("verdict") == "confirmed");
+  CHECK(faster.at("evidence").get<std::string>().find("efficient[dtype=bf16,seq=4096]") != std::string::npos);
+}
+
 TEST_CASE("replaying the H200 cuda_probe run reaches the GPU run's verdicts") {
   const auto [recorded, replayed] = replay("probe", "cuda-probe-h200");
   same_verdicts(recorded, replayed);

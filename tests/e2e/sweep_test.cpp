@@ -62,10 +62,6 @@ TEST_CASE("mistakes in axes are reported at their place before anything runs") {
     plugin: faulty
     axes: {size: [1, 2, 3], fault: [none, abort]}
     zip: [[size, fault]]
-  - name: empty
-    plugin: faulty
-    axes:
-      size: range(10, 1, 1)
   - name: everything_excluded
     plugin: faulty
     axes: {size: [1, 2]}
@@ -76,8 +72,20 @@ TEST_CASE("mistakes in axes are reported at their place before anything runs") {
   CHECK(has(o.err, "series.yaml:8:12: error: plugin faulty has no parameter 'sise'; did you mean 'size'?"));
   CHECK(has(o.err, "series.yaml:8:40: error: parameter 'fault' is one of"));
   CHECK(has(o.err, "series.yaml:12:12: error: zip: axes 'size' (3 values) and 'fault' (2 values) must have as many values"));
-  CHECK(has(o.err, "series.yaml:16:13: error: 'range(10, 1, 1)' expands to zero points"));
-  CHECK(has(o.err, "series.yaml:17:11: error: the sweep of everything_excluded expands to zero points"));
+  CHECK(has(o.err, "series.yaml:13:11: error: the sweep of everything_excluded expands to zero points"));
+}
+
+// Read before the plugins are asked anything: a range with no values is reported on its own.
+TEST_CASE("a range that expands to nothing is reported at its place") {
+  const auto o = validate("empty_range", quick + R"(experiments:
+  - name: empty
+    plugin: faulty
+    axes:
+      size: range(10, 1, 1)
+)");
+  INFO(o.all());
+  CHECK(o.exit_code == 2);
+  CHECK(has(o.err, "series.yaml:9:13: error: 'range(10, 1, 1)' expands to zero points"));
 }
 
 TEST_CASE("a sweep larger than max_points is refused with its count unless the limit is raised") {
