@@ -14,6 +14,12 @@ clock, with torch.cuda.synchronize() before and after, and the second forward th
         with --results, the variants and parameters of the first expr run given instead, and the
         first_call of every run given next to each (its median and range, the ratio of the medians,
         and whether they agree: medians within 25%, or else overlapping ranges).
+
+    python3 bench/first_call.py --runs N --interleave "EXPR_COMMAND {round}" --results DIR{round}/results.json
+        N rounds, each running EXPR_COMMAND (with {round} replaced) and then one fresh process per
+        variant, so that both sides see the same machine at the same time: the first call drifts
+        over minutes on a shared machine, and measuring one side after the other shows the drift
+        as a difference.
 """
 import argparse
 import json
@@ -142,6 +148,31 @@ def expr_first_calls(files, name):
     return out
 
 
+def interleaved(args):
+    """Rounds of one expr run, then one fresh process per variant; the table over all rounds."""
+    started = time.perf_counter()
+    samples = {}
+    results = [pattern.replace("{round}", str(r)) for r in range(args.runs) for pattern in args.results]
+    for r in range(args.runs):
+        subprocess.run(args.interleave.replace("{round}", str(r)), shell=True, check=True, stdout=subprocess.DEVNULL)
+        per_round = argparse.Namespace(results=[results[r]], variants=args.variants)
+        for e in experiments_to_run(per_round):
+            samples.setdefault(e["name"], []).extend(
+                measure({"name": e["name"], "plugin": e["plugin"], "params": e["params"]}, 1))
+    any_sample = next(iter(samples.values()))[0]
+    print(f"PyTorch {any_sample['torch']} on {any_sample['device']}, {args.runs} rounds: an expr run, then a fresh process per variant")
+    print(f"{'variant':15s} {'backend':9s} {'PyTorch first call: median [min .. max]':>42s}   {'expr first_call: median [min .. max]':>42s}")
+    for name, got in samples.items():
+        here = [s["first_ns"] for s in got]
+        expr_first = expr_first_calls(results, name)
+        ratio = statistics.median(expr_first) / statistics.median(here)
+        overlap = min(expr_first) <= max(here) and min(here) <= max(expr_first)
+        verdict = "agree: medians within 25%" if abs(ratio - 1) <= 0.25 else "agree: ranges overlap" if overlap else "DISAGREE"
+        print(f"{name:15s} {got[0]['backend']:9s} {spread(here):>42s}   {spread(expr_first):>42s}  expr/PyTorch {ratio:.3f}  {verdict}",
+              flush=True)
+    print(f"{time.perf_counter() - started:.1f} s in all")
+
+
 def main():
     if len(sys.argv) == 3 and sys.argv[1] == "--child":
         child(json.loads(sys.argv[2]))
@@ -150,8 +181,12 @@ def main():
     parser.add_argument("--runs", type=int, default=5, help="fresh processes per variant")
     parser.add_argument("--results", nargs="+", help="expr results.json files: the variants and parameters of the first, "
                         "the first_call figures of all")
+    parser.add_argument("--interleave", help="an expr command to run before each round ({round} is its number)")
     parser.add_argument("variants", nargs="*", help="variants to measure (default: all)")
     args = parser.parse_args()
+    if args.interleave:
+        interleaved(args)
+        return
 
     started = time.perf_counter()
     header = None
