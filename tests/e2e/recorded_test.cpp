@@ -15,11 +15,13 @@ namespace {
 const fs::path data = fs::path(EXPR_SOURCE_DIR) / "tests" / "data";
 
 // Replays `recorded` (with `series` when given) into a scratch directory and returns both results.
-std::pair<nlohmann::json, nlohmann::json> replay(const std::string& name, const std::string& recorded, const std::string& series = "") {
+// A recording in which experiments failed replays with the exit code that says so (3).
+std::pair<nlohmann::json, nlohmann::json> replay(const std::string& name, const std::string& recorded, const std::string& series = "",
+                                                 bool failures_recorded = false) {
   const auto dir = e2e::scratch("replay_" + name);
   const auto o = e2e::expr(dir, "replay " + (data / recorded).string() + (series.empty() ? "" : " --series " + series) + " --out out");
   INFO(o.all());
-  CHECK((o.exit_code == 0 || o.exit_code == 1));
+  CHECK((o.exit_code == 0 || o.exit_code == 1 || (failures_recorded && o.exit_code == 3)));
   return {e2e::read_json(data / recorded / "results.json"), e2e::read_json(dir / "out" / "results.json")};
 }
 
@@ -74,7 +76,8 @@ TEST_CASE("replaying the H200 series 3 run with experiments/series3.yaml reaches
 }
 
 TEST_CASE("replaying the H200 attention sweep reaches the GPU run's verdicts, point by point") {
-  const auto [recorded, replayed] = replay("sweep", "attention-sweep-h200");
+  // naive at seq 8192 ran out of device memory in verify (its float64 reference needs 64 GiB).
+  const auto [recorded, replayed] = replay("sweep", "attention-sweep-h200", "", true);
   same_verdicts(recorded, replayed);
   // Like with like: flash's point reads efficient's point with the same dtype and seq.
   const auto& faster = e2e::guess(experiment(replayed, "flash[dtype=bf16,seq=4096]"), "gpu_time <= efficient.gpu_time");
