@@ -13,13 +13,13 @@ std::optional<CompiledGuess> compile_guess(const series::GuessSpec& spec, const 
   try {
     return CompiledGuess{spec, compile(spec.check, experiments)};
   } catch (const SyntaxError& err) {
-    if (spec.pos.line > 0) {
-      problems.push_back({spec.pos.column > 0 ? spec.pos.shifted(static_cast<int>(err.offset())) : spec.pos,
-                          fmt::format("{}\n    {}\n    {}^", err.what(), spec.check, std::string(err.offset(), ' '))});
-    } else {
-      problems.push_back({fallback, fmt::format("the guess of plugin {}: {}\n    {}\n    {}^", spec.pos.file, err.what(), spec.check,
-                                                std::string(err.offset(), ' '))});
-    }
+    // The guess is quoted as its value, with the caret under the offending character, by the one
+    // renderer (util::Problem::str()).
+    const util::Excerpt quote{spec.check, err.offset(), err.offset() + 1};
+    if (spec.pos.line > 0)
+      problems.push_back({spec.pos.column > 0 ? spec.pos.shifted(static_cast<int>(err.offset())) : spec.pos, err.what(), quote});
+    else
+      problems.push_back({fallback, fmt::format("the guess of plugin {}: {}", spec.pos.file, err.what()), quote});
     return std::nullopt;
   }
 }

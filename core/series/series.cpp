@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <memory>
 #include <regex>
 #include <set>
 
@@ -116,12 +117,14 @@ util::SourcePos position_of(const std::filesystem::path& file, std::string_view 
 // Collects problems instead of stopping at the first, so one `expr validate` shows them all.
 class Reader {
  public:
-  Reader(std::filesystem::path file, std::string text) : file_(std::move(file)), text_(std::move(text)) {}
+  Reader(std::filesystem::path file, std::string text)
+      : file_(std::move(file)), text_(std::move(text)), source_(std::make_shared<const util::SourceText>(file_.string(), text_)) {}
 
+  // Where the node starts, with the file's text so that a problem there quotes its line.
   util::SourcePos pos(const YAML::Node& n) const {
     const auto m = n.Mark();
     if (m.is_null()) return {file_.string(), 0, 0};
-    return {file_.string(), m.line + 1, m.column + 1};
+    return {file_.string(), m.line + 1, m.column + 1, 1, source_};
   }
 
   // Where a scalar's text starts: after the opening quote of a quoted scalar.
@@ -303,6 +306,7 @@ class Reader {
  private:
   std::filesystem::path file_;
   std::string text_;
+  std::shared_ptr<const util::SourceText> source_;
   std::vector<util::Problem> problems_;
 };
 
@@ -352,7 +356,8 @@ Series read(const std::filesystem::path& file) {
   try {
     root = YAML::Load(text);
   } catch (const YAML::Exception& e) {
-    throw util::InputError({{{file.string(), e.mark.line + 1, e.mark.column + 1}, "malformed YAML: " + e.msg}});
+    throw util::InputError({{{file.string(), e.mark.line + 1, e.mark.column + 1, 1, std::make_shared<const util::SourceText>(file.string(), text)},
+                             "malformed YAML: " + e.msg}});
   }
   Reader r(file, text);
   Series s;
