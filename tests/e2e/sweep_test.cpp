@@ -39,7 +39,7 @@ TEST_CASE("axes expand to the cartesian product, listed by validate with their i
                    "  sums[fault=wrong_result,size=1024]\n  sums[fault=wrong_result,size=2048]\n5 experiments\n"));
 }
 
-TEST_CASE("range() includes its end; zip moves axes together") {
+TEST_CASE("range() includes its end, zip moves axes together") {
   const auto o = validate("zip", quick + R"(experiments:
   - name: sums
     plugin: faulty
@@ -121,7 +121,7 @@ TEST_CASE("--axis replaces an axis's values, or makes a parameter an axis, and n
   CHECK(has(bad.err, "--axis sise=1: error: no experiment's plugin has a parameter 'sise'"));
 }
 
-TEST_CASE("a run records each point under its identity, with its family and axis values; guesses read the matching point") {
+TEST_CASE("a run records each point under its identity, with its family and axis values, and guesses read the matching point") {
   const auto dir = e2e::scratch("sweep_run");
   e2e::write(dir, "series.yaml", quick + R"(experiments:
   - name: small
