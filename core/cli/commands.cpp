@@ -234,6 +234,7 @@ int replay(const fs::path& run_dir, const std::optional<fs::path>& series_file, 
     outputs.add(report::sinks::results_json(dir));
     outputs.add(report::sinks::markdown_summary(dir));
     outputs.add(report::sinks::junit(dir));
+    outputs.add(report::sinks::html_report(dir));
   }
   outputs.add(report::sinks::terminal_report());
   report::Assembler assembler(run, outputs);
