@@ -22,21 +22,20 @@ ExitCode outcome_code(const report::Tally& t) {
 
 namespace {
 
-// Each family's sweep guesses, checked against its axes. Throws util::InputError.
-std::vector<expect::SweepGuess> compile_sweep_guesses(const series::Plan& plan) {
+// Each family's sweep guesses, checked against the axes of its points; adds what is wrong to `problems`.
+std::vector<expect::SweepGuess> compile_sweep_guesses(const std::vector<std::pair<std::string, series::GuessSpec>>& specs,
+                                                      const std::vector<report::PlannedPoint>& points, std::vector<util::Problem>& problems) {
   std::vector<std::string> families;
-  for (const auto& e : plan.experiments)
-    if (std::find(families.begin(), families.end(), e.family) == families.end()) families.push_back(e.family);
-  std::vector<util::Problem> problems;
+  for (const auto& p : points)
+    if (std::find(families.begin(), families.end(), p.family) == families.end()) families.push_back(p.family);
   std::vector<expect::SweepGuess> out;
-  for (const auto& [family, spec] : plan.sweep_guesses) {
+  for (const auto& [family, spec] : specs) {
     std::vector<std::string> axes;
-    const auto first = std::find_if(plan.experiments.begin(), plan.experiments.end(), [&](const auto& e) { return e.family == family; });
-    if (first != plan.experiments.end())
+    const auto first = std::find_if(points.begin(), points.end(), [&](const auto& p) { return p.family == family; });
+    if (first != points.end())
       for (const auto& [axis, value] : first->point) axes.push_back(axis);
     if (auto g = expect::compile_sweep_guess(spec, family, axes, families, problems)) out.push_back(std::move(*g));
   }
-  if (!problems.empty()) throw util::InputError(std::move(problems));
   return out;
 }
 
@@ -57,7 +56,11 @@ std::optional<LoadedSeries> load_series(const fs::path& file, const std::vector<
     loader::PluginCatalog catalog(loader::search_path(s.plugin_path));
     auto plan = series::plan(s, catalog, overrides);
     auto guesses = expect::compile_guesses(plan);
-    auto sweep_guesses = compile_sweep_guesses(plan);
+    std::vector<report::PlannedPoint> points;
+    for (const auto& e : plan.experiments) points.push_back({e.name, e.family, e.point});
+    std::vector<util::Problem> problems;
+    auto sweep_guesses = compile_sweep_guesses(plan.sweep_guesses, points, problems);
+    if (!problems.empty()) throw util::InputError(std::move(problems));
     return LoadedSeries{std::move(plan), std::move(guesses), std::move(sweep_guesses)};
   } catch (const util::InputError& e) {
     for (const auto& p : e.problems()) fmt::print(stderr, "{}\n", p.str());
@@ -140,10 +143,14 @@ int show(const fs::path& run_dir) {
 
 namespace {
 
-// The guesses to judge again, per experiment: the recorded ones, with the series' own replaced by
-// those of `series_file` when one is given.
-std::map<std::string, std::vector<expect::CompiledGuess>> replay_guesses(const report::RunResult& recorded,
-                                                                       const std::optional<fs::path>& series_file) {
+struct ReplayGuesses {
+  std::map<std::string, std::vector<expect::CompiledGuess>> points;  // per experiment
+  std::vector<expect::SweepGuess> sweeps;
+};
+
+// The guesses to judge again: the recorded ones, with the series' own (those about points and those
+// about whole sweeps) replaced by those of `series_file` when one is given.
+ReplayGuesses replay_guesses(const report::RunResult& recorded, const std::optional<fs::path>& series_file) {
   std::vector<std::string> names;  // families, as guesses name them
   for (const auto& e : recorded.experiments)
     if (std::find(names.begin(), names.end(), e.family) == names.end()) names.push_back(e.family);
@@ -152,10 +159,11 @@ std::map<std::string, std::vector<expect::CompiledGuess>> replay_guesses(const r
   if (series_file) s = series::read(*series_file);
 
   // The series' own guesses first, then the plugin's, as a run orders them.
-  std::map<std::string, std::vector<expect::CompiledGuess>> out;
+  ReplayGuesses out;
   const auto add = [&](const std::string& experiment, const series::GuessSpec& spec, const util::SourcePos& fallback) {
-    if (auto g = expect::compile_guess(spec, names, fallback, problems)) out[experiment].push_back(std::move(*g));
+    if (auto g = expect::compile_guess(spec, names, fallback, problems)) out.points[experiment].push_back(std::move(*g));
   };
+  std::vector<std::pair<std::string, series::GuessSpec>> sweep_specs;
   if (s)
     for (const auto& x : s->experiments) {
       if (std::find(names.begin(), names.end(), x.name.value) == names.end()) {
@@ -165,11 +173,22 @@ std::map<std::string, std::vector<expect::CompiledGuess>> replay_guesses(const r
       for (const auto& e : recorded.experiments)
         if (e.family == x.name.value)
           for (const auto& spec : x.guesses) add(e.measurement.experiment, spec, x.name.pos);
+      for (const auto& spec : x.sweep_guesses) sweep_specs.emplace_back(x.name.value, spec);
     }
   const util::SourcePos results{report::RunDirectory(recorded.run_dir).results().string(), 0, 0};
   for (const auto& e : recorded.experiments)
     for (const auto& g : e.guesses)
       if (!s || g.spec.origin == series::GuessOrigin::plugin) add(e.measurement.experiment, g.spec, results);
+  // results.json holds a sweep guess once per group it was judged for.
+  if (!s)
+    for (const auto& v : recorded.sweep_guesses)
+      if (std::none_of(sweep_specs.begin(), sweep_specs.end(), [&](const auto& f) {
+            return f.first == v.family && f.second.check == v.guess.spec.check && f.second.pos.str() == v.guess.spec.pos.str();
+          }))
+        sweep_specs.emplace_back(v.family, v.guess.spec);
+  std::vector<report::PlannedPoint> points;
+  for (const auto& e : recorded.experiments) points.push_back({e.measurement.experiment, e.family, e.point});
+  out.sweeps = compile_sweep_guesses(sweep_specs, points, problems);
   if (!problems.empty()) throw util::InputError(std::move(problems));
   return out;
 }
@@ -178,7 +197,7 @@ std::map<std::string, std::vector<expect::CompiledGuess>> replay_guesses(const r
 
 int replay(const fs::path& run_dir, const std::optional<fs::path>& series_file, const std::optional<fs::path>& out) {
   report::RunResult recorded;
-  std::map<std::string, std::vector<expect::CompiledGuess>> guesses;
+  ReplayGuesses guesses;
   try {
     recorded = report::RunDirectory(run_dir).read();
     guesses = replay_guesses(recorded, series_file);
@@ -215,17 +234,19 @@ int replay(const fs::path& run_dir, const std::optional<fs::path>& series_file, 
     outputs.add(report::sinks::results_json(dir));
     outputs.add(report::sinks::markdown_summary(dir));
     outputs.add(report::sinks::junit(dir));
+    outputs.add(report::sinks::html_report(dir));
   }
   outputs.add(report::sinks::terminal_report());
   report::Assembler assembler(run, outputs);
   std::vector<report::PlannedPoint> planned;
   for (const auto& e : recorded.experiments) planned.push_back({e.measurement.experiment, e.family, e.point});
   assembler.set_planned(std::move(planned));
+  assembler.set_sweep_guesses(std::move(guesses.sweeps));
   try {
     outputs.begin(run);
     for (auto& e : recorded.experiments) {
       const auto name = e.measurement.experiment;
-      assembler.add(std::move(e.measurement), std::move(guesses[name]), std::move(e.family), std::move(e.point));
+      assembler.add(std::move(e.measurement), std::move(guesses.points[name]), std::move(e.family), std::move(e.point));
     }
     assembler.finish();
   } catch (const std::exception& e) {

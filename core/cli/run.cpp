@@ -109,6 +109,7 @@ int run(const RunArgs& args) {
   outputs.add(report::sinks::results_json(dir));
   outputs.add(report::sinks::markdown_summary(dir));
   outputs.add(report::sinks::junit(dir));
+  outputs.add(report::sinks::html_report(dir));
   outputs.add(report::sinks::terminal_report());
   report::Assembler assembler(run, outputs);
   std::vector<report::PlannedPoint> planned;

@@ -168,9 +168,9 @@ Judgement verdict(const SweepGuess& g, double observed, std::string evidence) {
   return j;
 }
 
-Judgement slope(const SweepGuess& g, Series s) {
+SweepJudgement slope(const SweepGuess& g, Series s) {
   std::erase_if(s.samples, [&](const Sample& p) { return (g.from && p.x < *g.from) || (g.to && p.x > *g.to) || p.x <= 0 || p.y <= 0; });
-  if (s.samples.size() < 2) return not_evaluable(fmt::format("a slope needs two points or more with positive values, {} here", s.samples.size()), s);
+  if (s.samples.size() < 2) return {{}, not_evaluable(fmt::format("a slope needs two points or more with positive values, {} here", s.samples.size()), s), {}};
   double mx = 0, my = 0;
   for (const auto& p : s.samples) mx += std::log(p.x), my += std::log(p.y);
   mx /= double(s.samples.size());
@@ -180,13 +180,17 @@ Judgement slope(const SweepGuess& g, Series s) {
     covariance += (std::log(p.x) - mx) * (std::log(p.y) - my);
     variance += (std::log(p.x) - mx) * (std::log(p.x) - mx);
   }
-  if (variance == 0) return not_evaluable("every point has the same axis value", s);
-  return verdict(g, covariance / variance, fmt::format("log-log fit over {} points: {}", s.samples.size(), labels(s.samples)));
+  if (variance == 0) return {{}, not_evaluable("every point has the same axis value", s), {}};
+  const double fitted = covariance / variance;
+  SweepGeometry drawn;
+  drawn.fit = SweepGeometry::Fit{fitted, my - fitted * mx, s.samples.front().x, s.samples.back().x};
+  return {{}, verdict(g, fitted, fmt::format("log-log fit over {} points: {}", s.samples.size(), labels(s.samples))), drawn};
 }
 
-Judgement monotonic(const SweepGuess& g, const Series& s) {
-  if (s.samples.size() < 2) return not_evaluable(fmt::format("needs two points or more, {} here", s.samples.size()), s);
-  Judgement j;
+SweepJudgement monotonic(const SweepGuess& g, const Series& s) {
+  if (s.samples.size() < 2) return {{}, not_evaluable(fmt::format("needs two points or more, {} here", s.samples.size()), s), {}};
+  SweepJudgement out;
+  auto& j = out.judgement;
   j.verdict = Verdict::confirmed;
   j.guessed = g.increasing ? "increasing" : "decreasing";
   j.observed = j.guessed;
@@ -195,39 +199,49 @@ Judgement monotonic(const SweepGuess& g, const Series& s) {
     if (g.increasing ? s.samples[i].y < s.samples[i - 1].y : s.samples[i].y > s.samples[i - 1].y) {
       j.verdict = Verdict::contradicted;
       j.observed = fmt::format("{} from {} to {}", g.increasing ? "falls" : "rises", s.samples[i - 1].label, s.samples[i].label);
+      out.geometry.broken = std::pair{s.samples[i - 1].x, s.samples[i].x};
       break;
     }
-  return j;
+  return out;
 }
 
-Judgement crossover(const SweepGuess& g, const Series& mine, const Series& theirs) {
-  std::vector<std::pair<double, double>> differences;  // axis value, mine - theirs
+SweepJudgement crossover(const SweepGuess& g, const Series& mine, const Series& theirs) {
+  struct Both {
+    double x, mine, theirs;
+  };
+  std::vector<Both> both;
   std::vector<std::string> evidence;
   for (const auto& a : mine.samples)
     for (const auto& b : theirs.samples)
       if (a.x == b.x) {
-        differences.emplace_back(a.x, a.y - b.y);
+        both.push_back({a.x, a.y, b.y});
         evidence.push_back(fmt::format("{} vs {}", a.label, b.label.substr(b.label.find(':') + 2)));
       }
-  Series both{{}, mine.missing};
-  both.missing.insert(both.missing.end(), theirs.missing.begin(), theirs.missing.end());
-  if (differences.size() < 2) return not_evaluable(fmt::format("a crossover needs two axis values measured in both {} and {}", g.family, g.other), both);
+  Series missing{{}, mine.missing};
+  missing.missing.insert(missing.missing.end(), theirs.missing.begin(), theirs.missing.end());
+  if (both.size() < 2) return {{}, not_evaluable(fmt::format("a crossover needs two axis values measured in both {} and {}", g.family, g.other), missing), {}};
   const auto shown = fmt::format("{} vs {}: {}", g.family, g.other, fmt::join(evidence, ", "));
-  for (std::size_t i = 1; i < differences.size(); ++i) {
-    const auto [x0, d0] = differences[i - 1];
-    const auto [x1, d1] = differences[i];
-    if ((d0 < 0) != (d1 < 0) && x0 > 0 && x1 > 0) {
-      const double at = std::exp(std::log(x0) + (std::log(x1) - std::log(x0)) * d0 / (d0 - d1));
-      return verdict(g, at, shown);
+  for (std::size_t i = 1; i < both.size(); ++i) {
+    const auto& a = both[i - 1];
+    const auto& b = both[i];
+    const double d0 = a.mine - a.theirs, d1 = b.mine - b.theirs;
+    if ((d0 < 0) != (d1 < 0) && a.x > 0 && b.x > 0) {
+      // Where the difference, linear between the two points along log(axis), reaches zero.
+      const double t = d0 / (d0 - d1);
+      const double at = std::exp(std::log(a.x) + (std::log(b.x) - std::log(a.x)) * t);
+      SweepGeometry drawn;
+      drawn.crossing = std::pair{at, a.mine + (b.mine - a.mine) * t};
+      return {{}, verdict(g, at, shown), drawn};
     }
   }
-  Judgement j;
+  SweepJudgement out;
+  auto& j = out.judgement;
   j.verdict = Verdict::contradicted;
-  j.observed = fmt::format("no crossover: {} stays {} {} from {}={} to {}", g.family, differences.front().second < 0 ? "below" : "above",
-                           g.other, g.axis, differences.front().first, differences.back().first);
+  j.observed = fmt::format("no crossover: {} stays {} {} from {}={} to {}", g.family, both.front().mine < both.front().theirs ? "below" : "above",
+                           g.other, g.axis, both.front().x, both.back().x);
   j.guessed = g.guessed_text;
   j.evidence = shown;
-  return j;
+  return out;
 }
 
 }  // namespace
@@ -319,8 +333,8 @@ std::vector<SweepJudgement> judge_sweep(const SweepGuess& g, const std::vector<S
   for (const auto& key : order) {
     const auto mine = read_metric(g, groups[key]);
     switch (g.kind) {
-      case SweepGuess::Kind::slope: out.push_back({key, slope(g, mine)}); break;
-      case SweepGuess::Kind::monotonic: out.push_back({key, monotonic(g, mine)}); break;
+      case SweepGuess::Kind::slope: out.push_back(slope(g, mine)); break;
+      case SweepGuess::Kind::monotonic: out.push_back(monotonic(g, mine)); break;
       case SweepGuess::Kind::crossover: {
         // The other family's points with this group's values on the axes both have.
         std::vector<const SweepPoint*> theirs;
@@ -333,15 +347,16 @@ std::vector<SweepJudgement> judge_sweep(const SweepGuess& g, const std::vector<S
           });
           if (same) theirs.push_back(&p);
         }
-        out.push_back({key, crossover(g, mine, read_metric(g, theirs))});
+        out.push_back(crossover(g, mine, read_metric(g, theirs)));
         break;
       }
     }
+    out.back().group = key;
   }
   if (out.empty()) {
     Judgement j;
     j.reason = fmt::format("no point of {} ran with axis {}", g.family, g.axis);
-    out.push_back({"", j});
+    out.push_back({"", j, {}});
   }
   return out;
 }

@@ -14,6 +14,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "analysis/metrics.hpp"
@@ -53,9 +54,22 @@ struct SweepPoint {
   const outcome::Measurement* measurement;
 };
 
+// What a verdict rests on, in the axis's and the metric's own units, for a report to draw it on
+// the plot of that metric over that axis.
+struct SweepGeometry {
+  struct Fit {
+    double slope = 0, intercept = 0;  // log(metric) = intercept + slope · log(axis value)
+    double from = 0, to = 0;          // the axis values of the first and last point fitted
+  };
+  std::optional<Fit> fit;                              // slope
+  std::optional<std::pair<double, double>> crossing;   // crossover: (axis value, metric value) where they cross
+  std::optional<std::pair<double, double>> broken;     // monotonic, contradicted: the axis values it breaks between
+};
+
 struct SweepJudgement {
   std::string group;  // the other axes' values, "dtype=bf16"; empty when the sweep has one axis
   Judgement judgement;
+  SweepGeometry geometry;
 };
 
 std::vector<SweepJudgement> judge_sweep(const SweepGuess& guess, const std::vector<SweepPoint>& points);

@@ -31,7 +31,8 @@ void Assembler::finish() {
     points.push_back({p.family, &p.point, e ? &e->measurement : nullptr});
   }
   for (const auto& g : sweep_guesses_)
-    for (auto& [group, judgement] : expect::judge_sweep(g, points)) run_.sweep_guesses.push_back({g.family, group, {g.spec, judgement}});
+    for (auto& j : expect::judge_sweep(g, points))
+      run_.sweep_guesses.push_back({g.family, j.group, {g.spec, j.judgement}, g.axis, g.metric_text, g.metric, g.other, j.geometry});
   sink_.end(run_);
 }
 

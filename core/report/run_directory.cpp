@@ -195,7 +195,9 @@ RunResult RunDirectory::read() const {
       run.experiments.push_back(std::move(e));
     }
     for (const auto& g : j.value("sweep_guesses", json::array())) {
-      SweepVerdict s{g.at("family"), g.value("group", ""), {}};
+      SweepVerdict s;
+      s.family = g.at("family");
+      s.group = g.value("group", "");
       s.guess.spec.check = g.at("check");
       s.guess.spec.required = g.value("required", false);
       s.guess.spec.why = g.value("why", "");

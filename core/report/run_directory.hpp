@@ -2,6 +2,7 @@
 //
 //   RUN_DIR/results.json                         the run, schema expr.results/2, rewritten after each experiment
 //   RUN_DIR/summary.md, junit.xml                reports, rewritten with it
+//   RUN_DIR/report.html, plots/*.svg             the page with plots (html_report.hpp), written when the run ends
 //   RUN_DIR/series.yaml                          the series file as it was run
 //   RUN_DIR/experiments/NAME/expr_trace.json     the native trace (`expr replay` reads it)
 //   RUN_DIR/experiments/NAME/chrome_trace.json   the same trace for Perfetto and chrome://tracing
@@ -31,6 +32,8 @@ class RunDirectory {
   std::filesystem::path results() const { return root_ / "results.json"; }
   std::filesystem::path summary() const { return root_ / "summary.md"; }
   std::filesystem::path junit() const { return root_ / "junit.xml"; }
+  std::filesystem::path html_report() const { return root_ / "report.html"; }
+  std::filesystem::path plots() const { return root_ / "plots"; }
   std::filesystem::path series_copy() const { return root_ / "series.yaml"; }
   std::filesystem::path experiment(const std::string& name) const { return root_ / "experiments" / name; }
   std::filesystem::path native_trace(const std::string& name) const { return experiment(name) / "expr_trace.json"; }

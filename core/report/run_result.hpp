@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "expect/check.hpp"
+#include "expect/sweep.hpp"
 #include "outcome/measurement.hpp"
 #include "series/axes.hpp"
 #include "series/series.hpp"
@@ -33,6 +34,12 @@ struct SweepVerdict {
   std::string family;
   std::string group;  // "dtype=bf16"; empty when the sweep has one axis
   JudgedGuess guess;
+  // Known when judged in this process (not read back from results.json): what to draw it on.
+  std::string axis;             // the axis swept
+  std::string metric_text;      // the metric as written: "gpu_time"
+  analysis::MetricCall metric;  // and bound
+  std::string other;            // crossover: the family compared with
+  expect::SweepGeometry geometry;
 };
 
 struct RunResult {

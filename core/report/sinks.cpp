@@ -9,6 +9,7 @@
 
 #include "analysis/occupancy.hpp"
 #include "report/chrome_trace.hpp"
+#include "report/html_report.hpp"
 #include "report/summary.hpp"
 #include "trace/trace_file.hpp"
 #include "util/atomic_file.hpp"
@@ -28,6 +29,20 @@ class RewrittenFile final : public Sink {
  private:
   RunDirectory dir_;
   Write write_;
+};
+
+class HtmlReport final : public Sink {
+ public:
+  explicit HtmlReport(RunDirectory dir) : dir_(std::move(dir)) {}
+  void end(const RunResult& run) override {
+    const auto plots = sweep_plots(run);
+    if (!plots.empty()) std::filesystem::create_directories(dir_.plots());
+    for (const auto& p : plots) util::write_atomically(dir_.plots() / p.file, p.svg);
+    util::write_atomically(dir_.html_report(), report::html_report(run, plots));
+  }
+
+ private:
+  RunDirectory dir_;
 };
 
 class NativeTraces final : public Sink {
@@ -167,6 +182,7 @@ std::unique_ptr<Sink> junit(RunDirectory dir) {
   return std::make_unique<RewrittenFile>(
       std::move(dir), [](const RunDirectory& d, const RunResult& run) { util::write_atomically(d.junit(), junit_report(run)); });
 }
+std::unique_ptr<Sink> html_report(RunDirectory dir) { return std::make_unique<HtmlReport>(std::move(dir)); }
 std::unique_ptr<Sink> native_traces(RunDirectory dir) { return std::make_unique<NativeTraces>(std::move(dir)); }
 std::unique_ptr<Sink> chrome_traces(RunDirectory dir) { return std::make_unique<ChromeTraces>(std::move(dir)); }
 std::unique_ptr<Sink> progress_line() { return std::make_unique<ProgressLine>(); }

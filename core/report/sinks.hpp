@@ -1,5 +1,5 @@
-// The outputs of a run, one sink each (sink.hpp): results.json, summary.md, junit.xml and the Chrome
-// traces in the run directory; the progress line on stderr; the final report on stdout.
+// The outputs of a run, one sink each (sink.hpp): results.json, summary.md, junit.xml, report.html
+// with its plots and the Chrome traces in the run directory; the progress line on stderr; the final report on stdout.
 #pragma once
 
 #include <chrono>
@@ -15,6 +15,10 @@ std::unique_ptr<Sink> results_json(RunDirectory dir);
 // summary.md and junit.xml, likewise.
 std::unique_ptr<Sink> markdown_summary(RunDirectory dir);
 std::unique_ptr<Sink> junit(RunDirectory dir);
+// report.html and plots/*.svg (html_report.hpp), written when the run ends: the guesses about whole
+// sweeps are judged only then, and drawing every plot after each point would cost a long sweep
+// time quadratic in its points. `expr replay RUN_DIR --out DIR` draws them for any run directory.
+std::unique_ptr<Sink> html_report(RunDirectory dir);
 // Each traced experiment's native trace, copied in when it lives elsewhere (a replay's source run),
 // so the directory replays on its own.
 std::unique_ptr<Sink> native_traces(RunDirectory dir);

@@ -50,7 +50,7 @@ experiments:
 
 }  // namespace
 
-TEST_CASE("the first call pays a plugin's lazy initialisation; the timed calls do not") {
+TEST_CASE("the first call pays a plugin's lazy initialisation, the timed calls do not") {
   const auto results = run_lazy("cold_lazy", {"first_call > 50ms", "host_time < 5ms"}).results;
   const auto& lazy = experiment(results, "lazy");
   CHECK(lazy.at("status") == "ok");

@@ -88,7 +88,7 @@ TEST_CASE("a variant whose result is wrong fails loudly instead of being timed")
   CHECK_FALSE(broken.at("timing").contains("host"));
 }
 
-TEST_CASE("a required guess that the trace contradicts makes the exit code 1; one not required does not") {
+TEST_CASE("a required guess that the trace contradicts makes the exit code 1, one not required does not") {
   const auto dir = e2e::scratch("required");
   e2e::write(dir, "series.yaml", R"(series: gate
 defaults:

@@ -79,6 +79,17 @@ TEST_CASE("replaying the H200 attention sweep reaches the GPU run's verdicts, po
   // naive at seq 8192 ran out of device memory in verify (its float64 reference needs 64 GiB).
   const auto [recorded, replayed] = replay("sweep", "attention-sweep-h200", "", true);
   same_verdicts(recorded, replayed);
+  // The guesses about the whole sweep are judged again too, group by group.
+  const auto sweep_verdicts = [](const nlohmann::json& results) {
+    std::vector<std::string> out;
+    for (const auto& g : results.at("sweep_guesses")) {
+      const auto text = [&](const char* key) { return g.at(key).get<std::string>(); };
+      out.push_back(text("family") + "[" + text("group") + "] " + text("check") + ": " + text("verdict") + " " + text("observed"));
+    }
+    return out;
+  };
+  CHECK(sweep_verdicts(replayed) == sweep_verdicts(recorded));
+  CHECK(replayed.at("sweep_guesses").size() == 16);
   // Like with like: flash's point reads efficient's point with the same dtype and seq.
   const auto& faster = e2e::guess(experiment(replayed, "flash[dtype=bf16,seq=4096]"), "gpu_time <= efficient.gpu_time");
   CHECK(faster.at("verdict") == "confirmed");

@@ -3,12 +3,20 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 
 #include "harness.hpp"
 
 namespace {
 
 bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+std::string read_text(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  REQUIRE_MESSAGE(in, "missing " << file.string());
+  return {std::istreambuf_iterator<char>(in), {}};
+}
 
 e2e::Outcome validate(const std::string& name, const std::string& text, const std::string& options = "") {
   const auto dir = e2e::scratch("sweep_" + name);
@@ -39,7 +47,7 @@ TEST_CASE("axes expand to the cartesian product, listed by validate with their i
                    "  sums[fault=wrong_result,size=1024]\n  sums[fault=wrong_result,size=2048]\n5 experiments\n"));
 }
 
-TEST_CASE("range() includes its end; zip moves axes together") {
+TEST_CASE("range() includes its end, zip moves axes together") {
   const auto o = validate("zip", quick + R"(experiments:
   - name: sums
     plugin: faulty
@@ -121,7 +129,7 @@ TEST_CASE("--axis replaces an axis's values, or makes a parameter an axis, and n
   CHECK(has(bad.err, "--axis sise=1: error: no experiment's plugin has a parameter 'sise'"));
 }
 
-TEST_CASE("a run records each point under its identity, with its family and axis values; guesses read the matching point") {
+TEST_CASE("a run records each point under its identity, with its family and axis values, and guesses read the matching point") {
   const auto dir = e2e::scratch("sweep_run");
   e2e::write(dir, "series.yaml", quick + R"(experiments:
   - name: small
@@ -206,6 +214,23 @@ experiments:
   CHECK(partial.at("verdict") == "confirmed");
   CHECK(has(partial.at("evidence").get<std::string>(), "over 2 points"));
   CHECK(has(o.out, "slope(host_time, size) ~ 1 ± 0.3"));  // the terminal report lists it
+
+  // report.html and its plots: on the host time plot, each slope's fitted line, the crossing, and
+  // every verdict under the plot (report_browser_test.cpp opens a report in a browser).
+  const auto html = read_text(dir / "run" / "report.html");
+  const auto plot = read_text(dir / "run" / "plots" / "size-host_time.svg");
+  CHECK(has(html, plot));
+  const auto count = [](const std::string& text, const std::string& part) {
+    std::size_t n = 0;
+    for (auto at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++n;
+    return n;
+  };
+  CHECK(count(plot, "<path class=\"fit\"") == 3);
+  CHECK(count(plot, "<path class=\"crossing\"") == 1);
+  CHECK(count(plot, "<path class=\"line\"") == 2);
+  CHECK(has(plot, ">✗</tspan> quadratic: slope(host_time, size) ~ 1 ± 0.3 → "));
+  CHECK(has(plot, ">✓</tspan> quadratic: crossover(host_time, size, linear) ~ 2500 within 25% → "));
+  CHECK(has(html, "<section id=\"sweep-guesses\">"));
 }
 
 TEST_CASE("a sweep guess naming an unknown axis or metric is reported at its place") {

@@ -165,7 +165,7 @@ TEST_CASE("a kernel keeps its name, times, ids and launch footprint") {
   CHECK(f.shared_executed == 233472);
 }
 
-TEST_CASE("a kernel without clusters has a 1 x 1 x 1 cluster; names that do not demangle stay as they are") {
+TEST_CASE("a kernel without clusters has a 1 x 1 x 1 cluster, names that do not demangle stay as they are") {
   cupti::Decoder decoder;
   add(decoder, kernel("plain_c_kernel", 100, 200, 1));
   add(decoder, kernel(nullptr, 300, 400, 2));
@@ -395,7 +395,7 @@ TEST_CASE("a buffer of several kinds is walked as CUPTI walks it, dropped record
   CHECK(t.syncs[0].thread == main_thread);
 }
 
-TEST_CASE("a record CUPTI cannot read ends its buffer; the records before it are kept") {
+TEST_CASE("a record CUPTI cannot read ends its buffer, the records before it are kept") {
   CUpti_ActivityAPI unreadable{};  // kind CUPTI_ACTIVITY_KIND_INVALID
   RecordBuffer buffer;
   buffer << kernel("_Z1kv", 100, 200, 1) << unreadable << kernel("_Z1kv", 300, 400, 2);

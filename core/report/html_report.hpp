@@ -1,0 +1,30 @@
+// report.html: a run as one page that opens offline in a browser (no script, no network, no other
+// file). For each swept axis, plots of the main figures (device time, host time, TFLOP/s, GB/s,
+// occupancy) with one line per experiment family and the noise drawn, and the guesses about whole
+// sweeps drawn on their plots; then the guess-vs-trace tables, the experiments side by side and the
+// environment. The same plots are kept as SVG files for Markdown (docs/report.md).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "report/run_result.hpp"
+
+namespace expr::report {
+
+struct Plot {
+  std::string file;   // its name under the run directory's plots/: "seq-gpu_time-dtype_bf16.svg"
+  std::string axis;   // the axis along x
+  std::string panel;  // the values of the sweep's other axes, "dtype=bf16"; empty when it has none
+  std::string svg;    // a complete <svg> element
+};
+
+// The plots of the run's sweeps: by axis, then panel, then figure. None for a run without axes.
+// Numeric axes go along x (log scale for powers of two, and then times on a log scale too);
+// categorical ones split the plots into panels, and go along x only in a sweep with no numeric axis.
+std::vector<Plot> sweep_plots(const RunResult& run);
+
+// The page, with `plots` inlined.
+std::string html_report(const RunResult& run, const std::vector<Plot>& plots);
+
+}  // namespace expr::report
