@@ -79,17 +79,17 @@ Changes changed_points(const RunPlan& recorded, const RunResult& run, const seri
     std::vector<std::string> points;
   };
   std::vector<Group> groups;
-  const auto add = [&groups](const util::SourcePos& pos, std::string change, const std::string& point) {
+  Changes out;
+  const auto add = [&groups, &out](const util::SourcePos& pos, std::string change, const std::string& point) {
+    ++out.points;
     const auto it = std::find_if(groups.begin(), groups.end(), [&](const Group& g) { return g.pos.str() == pos.str() && g.change == change; });
     if (it != groups.end()) it->points.push_back(point);
     else groups.push_back({pos, std::move(change), {point}});
   };
-  Changes out;
   const util::SourcePos series_file{plan.file.string(), 0, 0};
   for (const auto& finished : run.experiments) {
     const auto& m = finished.measurement;
     if (!has_result(m)) continue;
-    ++out.points;
     const auto point = std::find_if(plan.experiments.begin(), plan.experiments.end(), [&](const auto& e) { return e.name == m.experiment; });
     if (point == plan.experiments.end()) {
       const auto family = std::find_if(plan.experiments.begin(), plan.experiments.end(), [&](const auto& e) { return e.family == finished.family; });
@@ -98,9 +98,8 @@ Changes changed_points(const RunPlan& recorded, const RunResult& run, const seri
     }
     const auto* then = recorded.settings(m.experiment);
     const auto now = point_settings(*point, recorded.request.device);
-    if (!then) add(point->name_pos, "plan.json has no settings for it", m.experiment);
+    if (!then) add(point->name_pos, "no settings recorded in plan.json", m.experiment);
     else if (*then != now) add(point->name_pos, "other settings: " + differences(*then, now), m.experiment);
-    else --out.points;
   }
   for (const auto& g : groups) {
     std::string names;
