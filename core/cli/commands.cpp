@@ -6,6 +6,7 @@
 
 #include "analysis/metrics.hpp"
 #include "report/assembler.hpp"
+#include "report/resume.hpp"
 #include "report/run_directory.hpp"
 #include "report/sinks.hpp"
 #include "report/summary.hpp"
@@ -128,12 +129,36 @@ int list(const std::vector<fs::path>& extra_dirs) {
   return status;
 }
 
-int show(const fs::path& run_dir) {
+namespace {
+
+// A word for the shell: as it is when it needs no quoting, else in single quotes.
+std::string shell_word(const std::string& word) {
+  if (!word.empty() && word.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=:,+@%") == std::string::npos)
+    return word;
+  std::string quoted = "'";
+  for (const char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+}  // namespace
+
+std::string resume_command(const std::string& program, const fs::path& run_dir) {
+  return fmt::format("{} run --resume {}", shell_word(program), shell_word(run_dir.string()));
+}
+
+int show(const fs::path& run_dir, const std::string& program) {
   try {
     const auto run = report::RunDirectory(run_dir).read();
     fmt::print("{}", report::terminal_report(run, ::isatty(STDOUT_FILENO)));
-    if (run.experiments.size() < run.planned)
-      fmt::print("\nincomplete: {} of {} planned experiments have a result\n", run.experiments.size(), run.planned);
+    // A run that ended has finished set; one that stopped before (kill -9, a reboot), or is still
+    // going, has not.
+    if (run.finished.empty()) {
+      const auto with_result = std::count_if(run.experiments.begin(), run.experiments.end(),
+                                             [](const auto& e) { return report::has_result(e.measurement); });
+      fmt::print("\nincomplete: the run has not ended; {} of {} planned experiments have a result. If it stopped, this runs the "
+                 "others:\n  {}\n",
+                 with_result, run.planned, resume_command(program, run_dir));
+    }
     return ok;
   } catch (const std::exception& e) {
     fmt::print(stderr, "error: {}\n", e.what());
@@ -246,7 +271,7 @@ int replay(const fs::path& run_dir, const std::optional<fs::path>& series_file, 
     outputs.begin(run);
     for (auto& e : recorded.experiments) {
       const auto name = e.measurement.experiment;
-      assembler.add(std::move(e.measurement), std::move(guesses.points[name]), std::move(e.family), std::move(e.point));
+      assembler.add({std::move(e.measurement), std::move(guesses.points[name]), std::move(e.family), std::move(e.point)});
     }
     assembler.finish();
   } catch (const std::exception& e) {

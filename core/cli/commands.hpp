@@ -26,7 +26,8 @@ enum ExitCode : int {
 ExitCode outcome_code(const report::Tally& tally);
 
 struct RunArgs {
-  std::filesystem::path series;
+  std::filesystem::path series;  // with resume: optional, in place of the one the run recorded
+  std::optional<std::filesystem::path> resume;  // a run directory to take up again (report/resume.hpp)
   std::optional<std::string> filter;
   std::optional<std::filesystem::path> out;
   std::optional<std::string> device;
@@ -50,7 +51,10 @@ void print_expansion(const series::Plan& plan);
 int run(const RunArgs& args);
 int validate(const std::filesystem::path& series, const std::vector<std::string>& axes);
 int list(const std::vector<std::filesystem::path>& extra_dirs);
-int show(const std::filesystem::path& run_dir);
+// `program` is how expr was called, for the command that resumes an incomplete run.
+int show(const std::filesystem::path& run_dir, const std::string& program);
+// The shell command that resumes the run in `run_dir`.
+std::string resume_command(const std::string& program, const std::filesystem::path& run_dir);
 int replay(const std::filesystem::path& run_dir, const std::optional<std::filesystem::path>& series,
            const std::optional<std::filesystem::path>& out);
 int metrics();

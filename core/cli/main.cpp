@@ -1,5 +1,6 @@
 // expr: state what a GPU trace should show, run the experiment, see which guesses hold.
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 
 #include "cli/commands.hpp"
 
@@ -9,14 +10,20 @@ int main(int argc, char** argv) {
 
   expr::cli::RunArgs run;
   auto* run_cmd = app.add_subcommand("run", "run a series: time, trace and check every experiment");
-  run_cmd->add_option("series", run.series, "series file (YAML)")->required();
-  run_cmd->add_option("--filter", run.filter, "run only experiments whose name matches this regex");
-  run_cmd->add_option("--out", run.out, "run directory (default: runs/<series>-<time>)");
-  run_cmd->add_option("--device", run.device, "run every experiment on this device")->check(CLI::IsMember({"cpu", "cuda"}));
-  run_cmd->add_option("--axis", run.axes, "NAME=V1,V2,... (or range(a,b,step), pow2(a,b)): sweep this parameter over these values, "
-                      "in every experiment whose plugin has it; repeatable")
-      ->allow_extra_args(false);
+  run_cmd->add_option("series", run.series, "series file (YAML); with --resume, the run's own unless given");
+  auto* filter = run_cmd->add_option("--filter", run.filter, "run only experiments whose name matches this regex");
+  auto* out = run_cmd->add_option("--out", run.out, "run directory (default: runs/<series>-<time>)");
+  auto* device = run_cmd->add_option("--device", run.device, "run every experiment on this device")->check(CLI::IsMember({"cpu", "cuda"}));
+  auto* axis = run_cmd->add_option("--axis", run.axes, "NAME=V1,V2,... (or range(a,b,step), pow2(a,b)): sweep this parameter over these "
+                                   "values, in every experiment whose plugin has it; repeatable")
+                   ->allow_extra_args(false);
   run_cmd->add_flag("--dry-run", run.dry_run, "list the experiments, one per sweep point, and run nothing");
+  run_cmd->add_option("--resume", run.resume, "take up the run in this directory: run only its experiments without a result, "
+                      "with the options it was started with")
+      ->excludes(filter)
+      ->excludes(out)
+      ->excludes(device)
+      ->excludes(axis);
 
   std::filesystem::path validate_file;
   auto* validate_cmd = app.add_subcommand("validate", "check a series file and its expectations without running anything");
@@ -29,7 +36,7 @@ int main(int argc, char** argv) {
   list_cmd->add_option("--plugin-path", list_dirs, "also look in these directories");
 
   std::filesystem::path show_dir;
-  auto* show_cmd = app.add_subcommand("show", "print the report of a finished run");
+  auto* show_cmd = app.add_subcommand("show", "print the report of a run; for one that stopped before its end, how to resume it");
   show_cmd->add_option("run_dir", show_dir, "run directory")->required();
 
   std::filesystem::path replay_dir;
@@ -47,10 +54,16 @@ int main(int argc, char** argv) {
     const int code = app.exit(e);
     return code == 0 ? 0 : expr::cli::bad_input;
   }
-  if (*run_cmd) return expr::cli::run(run);
+  if (*run_cmd) {
+    if (run.series.empty() && !run.resume) {
+      fmt::print(stderr, "run: give a series file, or --resume RUN_DIR\nRun with --help for more information.\n");
+      return expr::cli::bad_input;
+    }
+    return expr::cli::run(run);
+  }
   if (*validate_cmd) return expr::cli::validate(validate_file, validate_axes);
   if (*list_cmd) return expr::cli::list(list_dirs);
-  if (*show_cmd) return expr::cli::show(show_dir);
+  if (*show_cmd) return expr::cli::show(show_dir, argv[0]);
   if (*replay_cmd) return expr::cli::replay(replay_dir, replay_series, replay_out);
   if (*metrics_cmd) return expr::cli::metrics();
   return expr::cli::bad_input;

@@ -1,5 +1,5 @@
 // `expr run`: read and check the series, then run it, the outputs (report/sinks.hpp) hearing of
-// each experiment as it ends.
+// each experiment as it ends; or take up a run that stopped before its end (`--resume`).
 #include <fmt/format.h>
 
 #include <chrono>
@@ -9,6 +9,7 @@
 #include "cli/commands.hpp"
 #include "report/assembler.hpp"
 #include "report/run_directory.hpp"
+#include "report/resume.hpp"
 #include "report/sinks.hpp"
 #include "runner/series_runner.hpp"
 #include "util/atomic_file.hpp"
@@ -38,7 +39,7 @@ class Observer final : public runner::RunObserver {
     const auto at = static_cast<std::size_t>(
         std::find_if(experiments.begin(), experiments.end(), [&](const auto& e) { return e.name == m.experiment; }) - experiments.begin());
     const auto& planned = experiments.at(at);
-    assembler_.add(std::move(m), std::move(series_.guesses.at(at)), planned.family, planned.point);  // each experiment finishes once
+    assembler_.add({std::move(m), std::move(series_.guesses.at(at)), planned.family, planned.point});  // each experiment finishes once
   }
 
  private:
@@ -57,9 +58,126 @@ fs::path default_run_dir(const std::string& series) {
   return fs::path("runs") / fmt::format("{}-{}", series, stamp);
 }
 
+// The series file as it is run, and plan.json: what a resumed run repeats and is checked against.
+// Throws std::runtime_error.
+void record_request(const report::RunDirectory& dir, const report::RunRequest& request, const series::Plan& plan) {
+  std::ifstream series_text(request.series);
+  util::write_atomically(dir.series_copy(), std::string(std::istreambuf_iterator<char>(series_text), {}));
+  dir.write_plan(report::run_plan(request, plan));
+}
+
+// Runs every point of the loaded plan that `run` has no result for yet (`restored` are those an
+// earlier attempt finished), the outputs hearing of each as it ends.
+int execute(LoadedSeries& loaded, report::RunResult& run, const report::RunDirectory& dir, const report::RunRequest& request,
+            std::vector<report::FinishedExperiment> restored) {
+  const auto probe = runner::probe_devices();
+  // A resumed run keeps what its first attempt recorded of the machine, and adds what it lacked.
+  for (const auto& [k, v] : report::host_environment()) run.environment.try_emplace(k, v);
+  for (const auto& [k, v] : probe.environment) run.environment.try_emplace(k, v);
+  if (probe.devices == 0) run.environment.try_emplace("cuda", probe.unavailable);
+
+  runner::RunOptions options{[&dir](const std::string& experiment) { return dir.files(experiment); }, request.filter, std::nullopt};
+  if (request.device) options.device = *request.device == "cuda" ? Device::cuda : Device::cpu;
+
+  report::Multiplex outputs;
+  outputs.add(report::sinks::progress_line());
+  outputs.add(report::sinks::chrome_traces(dir));
+  outputs.add(report::sinks::results_json(dir));
+  outputs.add(report::sinks::markdown_summary(dir));
+  outputs.add(report::sinks::junit(dir));
+  outputs.add(report::sinks::html_report(dir));
+  outputs.add(report::sinks::terminal_report());
+  report::Assembler assembler(run, outputs);
+  std::vector<report::PlannedPoint> planned;
+  for (const auto& e : loaded.plan.experiments) planned.push_back({e.name, e.family, e.point});
+  assembler.set_planned(std::move(planned));
+  assembler.set_sweep_guesses(std::move(loaded.sweep_guesses));
+  assembler.restore(std::move(restored));
+  auto to_run = loaded.plan;
+  std::erase_if(to_run.experiments, [&run](const auto& e) { return run.find(e.name) != nullptr; });
+  Observer observer(loaded, run, assembler, outputs);
+  try {
+    outputs.begin(run);
+    runner::run_series(to_run, probe, options, observer);
+    run.finished = report::utc_now();
+    assembler.finish();
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "\nerror: {}\n", e.what());
+    return cannot_write;
+  }
+  fmt::print("\nresults: {}\n", dir.results().string());
+  return outcome_code(report::tally(run));
+}
+
+// `expr run --resume RUN_DIR [SERIES]`: the run's own request again, its finished points kept.
+int resume(const RunArgs& args) {
+  const report::RunDirectory dir(*args.resume);
+  report::RunPlan recorded;
+  report::RunResult earlier;
+  try {
+    recorded = dir.read_plan();
+    earlier = dir.read();
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "error: cannot resume {}: {}\n", dir.root().string(), e.what());
+    return bad_input;
+  }
+  auto request = recorded.request;
+  if (!args.series.empty()) request.series = fs::absolute(args.series);
+  auto loaded = load_series(request.series, request.axes);
+  if (!loaded) return bad_input;
+
+  if (const auto changes = report::changed_points(recorded, earlier, loaded->plan); changes.points > 0) {
+    for (const auto& p : changes.problems) fmt::print(stderr, "{}\n", p.str());
+    fmt::print(stderr,
+               "error: cannot resume {}: the series {} changed {} finished point{}; resuming would mix results of two different "
+               "series in one run. Nothing ran. Restore the series, or start a new run.\n",
+               dir.root().string(), request.series.string(), changes.points, changes.points == 1 ? "" : "s");
+    return bad_input;
+  }
+
+  report::RunResult run;
+  run.id = earlier.id;
+  run.revision = earlier.revision;
+  run.series = loaded->plan.name;
+  run.series_file = args.series.empty() ? earlier.series_file : args.series.string();
+  run.description = loaded->plan.description;
+  run.planned = loaded->plan.experiments.size();
+  run.run_dir = dir.root();
+  run.started = earlier.started;
+  run.resumed = earlier.resumed;
+  run.resumed.push_back(report::utc_now());
+  run.environment = earlier.environment;
+  std::vector<report::FinishedExperiment> restored;
+  for (auto& e : earlier.experiments) {
+    if (!report::has_result(e.measurement)) continue;
+    const auto& points = loaded->plan.experiments;
+    const auto at = static_cast<std::size_t>(
+        std::find_if(points.begin(), points.end(), [&](const auto& p) { return p.name == e.measurement.experiment; }) - points.begin());
+    restored.push_back({std::move(e.measurement), std::move(loaded->guesses.at(at)), points[at].family, points[at].point});
+  }
+  const auto left = run.planned - restored.size();
+  if (args.dry_run) {
+    for (const auto& e : loaded->plan.experiments)
+      if (std::none_of(restored.begin(), restored.end(), [&](const auto& r) { return r.measurement.experiment == e.name; }))
+        fmt::print("  {}\n", e.name);
+    fmt::print("{} of {} experiments to run\n", left, run.planned);
+    return ok;
+  }
+  try {
+    record_request(dir, request, loaded->plan);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "error: cannot write the run directory {}: {}\n", dir.root().string(), e.what());
+    return cannot_write;
+  }
+  fmt::print(stderr, "resuming {}: {} of {} experiments have a result; running the other {}\n", dir.root().string(), restored.size(),
+             run.planned, left);
+  return execute(*loaded, run, dir, request, std::move(restored));
+}
+
 }  // namespace
 
 int run(const RunArgs& args) {
+  if (args.resume) return resume(args);
   auto loaded = load_series(args.series, args.axes);
   if (!loaded) return bad_input;
   const auto& plan = loaded->plan;
@@ -86,48 +204,15 @@ int run(const RunArgs& args) {
   const report::RunDirectory dir(args.out.value_or(default_run_dir(plan.name)));
   run.run_dir = dir.root();
   run.started = report::utc_now();
+  const report::RunRequest request{fs::absolute(args.series), args.axes, args.filter, args.device};
   try {
     dir.create();
-    std::ifstream series_text(args.series);
-    util::write_atomically(dir.series_copy(), std::string(std::istreambuf_iterator<char>(series_text), {}));
+    record_request(dir, request, plan);
   } catch (const std::exception& e) {
     fmt::print(stderr, "error: cannot write the run directory {}: {}\n", dir.root().string(), e.what());
     return cannot_write;
   }
-
-  const auto probe = runner::probe_devices();
-  run.environment = report::host_environment();
-  for (const auto& [k, v] : probe.environment) run.environment[k] = v;
-  if (probe.devices == 0) run.environment["cuda"] = probe.unavailable;
-
-  runner::RunOptions options{[&dir](const std::string& experiment) { return dir.files(experiment); }, args.filter, std::nullopt};
-  if (args.device) options.device = *args.device == "cuda" ? Device::cuda : Device::cpu;
-
-  report::Multiplex outputs;
-  outputs.add(report::sinks::progress_line());
-  outputs.add(report::sinks::chrome_traces(dir));
-  outputs.add(report::sinks::results_json(dir));
-  outputs.add(report::sinks::markdown_summary(dir));
-  outputs.add(report::sinks::junit(dir));
-  outputs.add(report::sinks::html_report(dir));
-  outputs.add(report::sinks::terminal_report());
-  report::Assembler assembler(run, outputs);
-  std::vector<report::PlannedPoint> planned;
-  for (const auto& e : plan.experiments) planned.push_back({e.name, e.family, e.point});
-  assembler.set_planned(std::move(planned));
-  assembler.set_sweep_guesses(std::move(loaded->sweep_guesses));
-  Observer observer(*loaded, run, assembler, outputs);
-  try {
-    outputs.begin(run);
-    runner::run_series(plan, probe, options, observer);
-    run.finished = report::utc_now();
-    assembler.finish();
-  } catch (const std::exception& e) {
-    fmt::print(stderr, "\nerror: {}\n", e.what());
-    return cannot_write;
-  }
-  fmt::print("\nresults: {}\n", dir.results().string());
-  return outcome_code(report::tally(run));
+  return execute(*loaded, run, dir, request, {});
 }
 
 }  // namespace expr::cli

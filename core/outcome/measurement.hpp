@@ -69,6 +69,18 @@ class TraceSource {
 };
 
 enum class Status { ok, failed, crashed, timed_out, skipped };
+
+// When a step of an experiment's worker began, in CLOCK_MONOTONIC nanoseconds (trace/clock.hpp),
+// one clock for the parent and its workers. The steps, in order: "spawned" (the parent, just
+// before fork), "worker" (the child running), then each phase as it starts ("setup", within it
+// "cuda context", "device queries" and "plugin setup"; "first call", "verify", "warm-up",
+// "timing", "tracing", "teardown"), "result" (the child about to send it) and "reaped" (the
+// parent, once the child is gone). A failed experiment's timeline stops where it failed. It shows
+// where the time of a run goes: bench/fixed_cost.cpp reads it.
+struct Mark {
+  std::string step;
+  trace::Ns at = 0;
+};
 std::string_view to_string(Status status);
 std::optional<Status> status_from(std::string_view name);
 
@@ -89,6 +101,7 @@ struct Measurement {
   std::vector<Correctness> correctness;
   std::map<std::string, std::string> facts;
   std::map<std::string, std::string> environment;
+  std::vector<Mark> timeline;  // empty in runs recorded before it existed
 
   TraceSource trace;  // empty when nothing was traced
 

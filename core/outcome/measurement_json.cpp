@@ -91,6 +91,10 @@ json to_json(const Measurement& m) {
   if (m.device_time) j["timing"]["device"] = stats_json(*m.device_time);
   if (m.work) j["work"] = {{"flops", m.work->flops}, {"bytes", m.work->bytes}};
   if (!m.setup_warning.empty()) j["setup_warning"] = m.setup_warning;
+  if (!m.timeline.empty()) {
+    j["timeline"] = json::array();
+    for (const auto& mark : m.timeline) j["timeline"].push_back({{"step", mark.step}, {"at_ns", mark.at}});
+  }
   if (m.cold) j["cold"] = to_json(*m.cold);
   return j;
 }
@@ -115,6 +119,7 @@ Measurement measurement_from_json(const json& j) {
   if (t.contains("device")) m.device_time = stats_from(t.at("device"));
   if (j.contains("work")) m.work = Work{j.at("work").at("flops"), j.at("work").at("bytes")};
   m.setup_warning = j.value("setup_warning", "");
+  for (const auto& mark : j.value("timeline", json::array())) m.timeline.push_back({mark.at("step"), mark.at("at_ns")});
   if (j.contains("cold")) m.cold = std::make_shared<const Measurement>(measurement_from_json(j.at("cold")));
   return m;
 }

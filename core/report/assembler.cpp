@@ -7,19 +7,27 @@
 
 namespace expr::report {
 
-void Assembler::add(outcome::Measurement measurement, std::vector<expect::CompiledGuess> guesses, std::string family,
-                    series::AxisPoint point) {
-  if (family.empty()) family = measurement.experiment;
-  ExperimentResult e{std::move(measurement), {}, std::move(family), std::move(point)};
+void Assembler::append(FinishedExperiment x) {
+  if (x.family.empty()) x.family = x.measurement.experiment;
+  ExperimentResult e{std::move(x.measurement), {}, std::move(x.family), std::move(x.point)};
   std::vector<expect::Check> checks;
-  for (auto& g : guesses) {
+  for (auto& g : x.guesses) {
     e.guesses.push_back({std::move(g.spec), std::nullopt});
     checks.push_back(std::move(g.check));
   }
   run_.experiments.push_back(std::move(e));
   checks_.push_back(std::move(checks));
+}
+
+void Assembler::add(FinishedExperiment experiment) {
+  append(std::move(experiment));
   judge_ready(false);
   sink_.finished(run_, run_.experiments.back());
+}
+
+void Assembler::restore(std::vector<FinishedExperiment> experiments) {
+  for (auto& e : experiments) append(std::move(e));
+  judge_ready(false);
 }
 
 void Assembler::finish() {

@@ -13,14 +13,25 @@
 
 namespace expr::report {
 
+// A finished experiment with the guesses to judge for it, and the sweep point it is
+// (series/axes.hpp; the family is the experiment's own name when it has no axes).
+struct FinishedExperiment {
+  outcome::Measurement measurement;
+  std::vector<expect::CompiledGuess> guesses;
+  std::string family = {};
+  series::AxisPoint point = {};
+};
+
 class Assembler {
  public:
   Assembler(RunResult& run, Sink& sink) : run_(run), sink_(sink) {}
 
-  // Adds a finished experiment with the guesses to judge for it, and the sweep point it is
-  // (series/axes.hpp; the family is the experiment's own name when it has no axes).
-  void add(outcome::Measurement measurement, std::vector<expect::CompiledGuess> guesses, std::string family = {},
-           series::AxisPoint point = {});
+  // Adds an experiment as it finishes, judges what can be judged, and tells the sinks.
+  void add(FinishedExperiment experiment);
+  // Experiments that finished in an earlier attempt at this run (`expr run --resume`), before the
+  // run begins: judged like the others, but the sinks are not told, since their files are written
+  // and stay as they are.
+  void restore(std::vector<FinishedExperiment> experiments);
   // The run's experiments as planned, so that a guess naming a sweep's family reads its matching
   // point (like_with_like.hpp); without it, names are taken as they are.
   void set_planned(std::vector<PlannedPoint> planned) { planned_ = std::move(planned); }
@@ -31,6 +42,7 @@ class Assembler {
   void finish();
 
  private:
+  void append(FinishedExperiment experiment);
   void judge_ready(bool final);
 
   RunResult& run_;

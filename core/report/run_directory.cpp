@@ -81,6 +81,7 @@ void RunDirectory::create() const {
 }
 
 runner::ExperimentFiles RunDirectory::files(const std::string& name) const {
+  fs::remove_all(experiment(name));
   fs::create_directories(experiment(name));
   return {native_trace(name), worker_log(name), cold_trace(name), cold_worker_log(name)};
 }
@@ -90,6 +91,7 @@ json to_json(const RunResult& run, const RunDirectory& dir) {
          {"run", {{"id", run.id}, {"revision", run.revision}}},
          {"series", {{"name", run.series}, {"file", run.series_file}, {"description", run.description}}},
          {"started", run.started},
+         {"resumed", run.resumed},
          {"finished", run.finished},
          {"planned", run.planned},
          {"environment", run.environment},
@@ -167,6 +169,7 @@ RunResult RunDirectory::read() const {
     run.series_file = j.at("series").value("file", "");
     run.description = j.at("series").value("description", "");
     run.started = j.value("started", "");
+    run.resumed = j.value("resumed", std::vector<std::string>{});
     run.finished = j.value("finished", "");
     run.environment = j.value("environment", std::map<std::string, std::string>{});
     run.planned = j.value("planned", j.at("experiments").size());
@@ -209,6 +212,42 @@ RunResult RunDirectory::read() const {
     throw std::runtime_error(fmt::format("{}: malformed: {}", file.string(), e.what()));
   }
   return run;
+}
+
+const json* RunPlan::settings(const std::string& point) const {
+  for (const auto& [name, settings] : points)
+    if (name == point) return &settings;
+  return nullptr;
+}
+
+void RunDirectory::write_plan(const RunPlan& plan) const {
+  const auto& r = plan.request;
+  json j{{"schema", plan_schema},
+         {"request", {{"series", r.series.string()}, {"axes", r.axes}, {"filter", r.filter ? json(*r.filter) : json()},
+                      {"device", r.device ? json(*r.device) : json()}}},
+         {"points", json::array()}};
+  for (const auto& [name, settings] : plan.points) j["points"].push_back({{"name", name}, {"settings", settings}});
+  util::write_atomically(this->plan(), j.dump(2, ' ', false, json::error_handler_t::replace) + "\n");
+}
+
+RunPlan RunDirectory::read_plan() const {
+  const auto file = plan();
+  std::ifstream in(file);
+  if (!in) throw std::runtime_error(fmt::format("{}: missing; only runs started by an expr that writes it can be resumed", file.string()));
+  RunPlan out;
+  try {
+    const auto j = json::parse(in);
+    if (j.value("schema", "") != plan_schema) throw std::runtime_error(fmt::format("schema '{}' is not {}", j.value("schema", ""), plan_schema));
+    const auto& r = j.at("request");
+    out.request.series = r.at("series").get<std::string>();
+    out.request.axes = r.value("axes", std::vector<std::string>{});
+    if (!r.at("filter").is_null()) out.request.filter = r.at("filter").get<std::string>();
+    if (!r.at("device").is_null()) out.request.device = r.at("device").get<std::string>();
+    for (const auto& p : j.at("points")) out.points.emplace_back(p.at("name").get<std::string>(), p.at("settings"));
+  } catch (const json::exception& e) {
+    throw std::runtime_error(fmt::format("{}: malformed: {}", file.string(), e.what()));
+  }
+  return out;
 }
 
 }  // namespace expr::report

@@ -1,9 +1,10 @@
 // A run directory: every path in it and the results schema, in one place.
 //
-//   RUN_DIR/results.json                         the run, schema expr.results/2, rewritten after each experiment
+//   RUN_DIR/results.json                         the run, schema expr.results/2, rewritten when it begins and after each experiment
 //   RUN_DIR/summary.md, junit.xml                reports, rewritten with it
 //   RUN_DIR/report.html, plots/*.svg             the page with plots (html_report.hpp), written when the run ends
-//   RUN_DIR/series.yaml                          the series file as it was run
+//   RUN_DIR/series.yaml                          the series file as it was run (last resumed)
+//   RUN_DIR/plan.json                            how the run was asked for and each point's settings (report/resume.hpp)
 //   RUN_DIR/experiments/NAME/expr_trace.json     the native trace (`expr replay` reads it)
 //   RUN_DIR/experiments/NAME/chrome_trace.json   the same trace for Perfetto and chrome://tracing
 //   RUN_DIR/experiments/NAME/worker.log          what the experiment's worker printed
@@ -15,7 +16,10 @@
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "report/run_result.hpp"
 #include "runner/series_runner.hpp"
@@ -23,6 +27,23 @@
 namespace expr::report {
 
 inline constexpr const char* results_schema = "expr.results/2";
+inline constexpr const char* plan_schema = "expr.plan/1";
+
+// How `expr run` was asked for: what `expr run --resume` repeats.
+struct RunRequest {
+  std::filesystem::path series;        // absolute, so the run resumes from any directory
+  std::vector<std::string> axes;       // --axis options as given
+  std::optional<std::string> filter;   // --filter
+  std::optional<std::string> device;   // --device: cpu or cuda
+};
+
+// plan.json: the request and every planned point's settings (report/resume.hpp says which), by
+// identity, in plan order.
+struct RunPlan {
+  RunRequest request;
+  std::vector<std::pair<std::string, nlohmann::json>> points;
+  const nlohmann::json* settings(const std::string& point) const;  // null when the point is not planned
+};
 
 class RunDirectory {
  public:
@@ -35,6 +56,7 @@ class RunDirectory {
   std::filesystem::path html_report() const { return root_ / "report.html"; }
   std::filesystem::path plots() const { return root_ / "plots"; }
   std::filesystem::path series_copy() const { return root_ / "series.yaml"; }
+  std::filesystem::path plan() const { return root_ / "plan.json"; }
   std::filesystem::path experiment(const std::string& name) const { return root_ / "experiments" / name; }
   std::filesystem::path native_trace(const std::string& name) const { return experiment(name) / "expr_trace.json"; }
   std::filesystem::path chrome_trace(const std::string& name) const { return experiment(name) / "chrome_trace.json"; }
@@ -44,13 +66,19 @@ class RunDirectory {
 
   // Creates the directory; throws std::runtime_error with the system's reason when it cannot.
   void create() const;
-  // Where an experiment's worker writes (runner/series_runner.hpp); creates the experiment's folder.
+  // Where an experiment's worker writes (runner/series_runner.hpp). Empties the experiment's folder
+  // first: what an earlier attempt at the point left there (a run stopped mid-experiment, then
+  // resumed) is not this attempt's.
   runner::ExperimentFiles files(const std::string& experiment) const;
 
   void write_results(const RunResult& run) const;  // atomically
   // Reads results.json; each trace is read when first used. Throws std::runtime_error naming the
   // file and the problem.
   RunResult read() const;
+
+  void write_plan(const RunPlan& plan) const;  // atomically
+  // Throws std::runtime_error naming the file and the problem.
+  RunPlan read_plan() const;
 
  private:
   std::filesystem::path root_;

@@ -50,6 +50,7 @@ struct RunResult {
   std::filesystem::path run_dir;
   std::string revision;           // the expr source revision that made the run
   std::string started, finished;  // ISO 8601, UTC; finished is empty while the run goes on
+  std::vector<std::string> resumed;  // when `expr run --resume` took the run up again, ISO 8601, UTC
   std::map<std::string, std::string> environment;
   std::size_t planned = 0;  // experiments in the plan: the run is complete once each has finished
   std::vector<ExperimentResult> experiments;

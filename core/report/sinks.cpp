@@ -18,11 +18,13 @@ namespace expr::report {
 
 namespace {
 
-// A file rewritten whole from the run after every experiment and at the end.
+// A file rewritten whole from the run as it begins (so that a run stopped in its first experiment
+// still shows what it planned), after every experiment and at the end.
 class RewrittenFile final : public Sink {
  public:
   using Write = void (*)(const RunDirectory&, const RunResult&);
   RewrittenFile(RunDirectory dir, Write write) : dir_(std::move(dir)), write_(write) {}
+  void begin(const RunResult& run) override { write_(dir_, run); }
   void finished(const RunResult& run, const ExperimentResult&) override { write_(dir_, run); }
   void end(const RunResult& run) override { write_(dir_, run); }
 
@@ -82,7 +84,10 @@ class ChromeTraces final : public Sink {
 
 class ProgressLine final : public Sink {
  public:
-  void begin(const RunResult& run) override { total_ = run.planned; }
+  void begin(const RunResult& run) override {
+    total_ = run.planned;
+    done_ = run.experiments.size();  // those a resumed run restored
+  }
 
   void started(const std::string& experiment, const runner::Placement& placement) override {
     auto& s = running_[experiment];

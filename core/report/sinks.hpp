@@ -10,7 +10,7 @@
 
 namespace expr::report::sinks {
 
-// results.json, rewritten whole after each experiment and at the end.
+// results.json, rewritten whole as the run begins, after each experiment and at the end.
 std::unique_ptr<Sink> results_json(RunDirectory dir);
 // summary.md and junit.xml, likewise.
 std::unique_ptr<Sink> markdown_summary(RunDirectory dir);

@@ -39,6 +39,7 @@ outcome::Measurement conclude_cold_trace(const series::ExperimentPlan& experimen
     if (const auto log_tail = tail(files.cold_log, 5); !log_tail.empty()) cold.reason += "; its log ends with:\n" + log_tail;
   }
   if (fs::exists(files.cold_trace)) cold.trace = outcome::TraceSource(files.cold_trace);
+  add_worker_marks(cold, exit);
   return cold;
 }
 

@@ -38,6 +38,7 @@ class Session {
     m_.params = plan.params.values();
     m_.iterations = plan.iterations;
     m_.device = placement.device;
+    mark("worker");
   }
 
   outcome::Measurement measure(const std::filesystem::path& trace_file) {
@@ -83,6 +84,7 @@ class Session {
     try {
       for (const auto& p : phases) {
         phase = p.name;
+        mark(p.name);
         p.run();
         // Refused API use (report_correctness outside verify()) is recorded, not thrown, so a
         // plugin cannot swallow it: it fails the phase it happened in.
@@ -97,8 +99,11 @@ class Session {
       m_.status = outcome::Status::failed;
       m_.reason = std::string(phase) + ": an exception that is not a std::exception";
     }
+    mark("result");
     return std::move(m_);
   }
+
+  void mark(const char* step) { m_.timeline.push_back({step, trace::now()}); }
 
   void progress(std::string_view phase, std::string_view detail) {
     if (events_.progress) events_.progress(phase, detail);
@@ -116,10 +121,13 @@ class Session {
   void prepare() {
     progress("setup", "");
     if (cuda_) {
+      mark("cuda context");  // cudaSetDevice creates the device's primary context
       cuda::select(placement_.index);
+      mark("device queries");
       m_.environment = cuda::environment(placement_.index);
       trace_.devices.push_back(cuda::properties(placement_.index));
     }
+    mark("plugin setup");
     plugin_ = plan_.plugin->create();
     m_.work = plugin_->work(plan_.params);
     ctx_.entering("setup()");
@@ -281,6 +289,11 @@ outcome::Measurement run_experiment(const series::ExperimentPlan& plan, const Pl
 outcome::Measurement trace_cold_call(const series::ExperimentPlan& plan, const Placement& placement,
                                      const std::filesystem::path& trace_file, const ExperimentEvents& events) {
   return Session(plan, placement, events).trace_cold(trace_file);
+}
+
+void add_worker_marks(outcome::Measurement& m, const WorkerExit& exit) {
+  m.timeline.insert(m.timeline.begin(), {"spawned", exit.spawned});
+  m.timeline.push_back({"reaped", exit.reaped});
 }
 
 std::string setup_rule_finding(const trace::Trace& trace, const std::vector<std::string>& seen_in_setup) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "outcome/measurement.hpp"
+#include "runner/worker.hpp"
 #include "series/plan.hpp"
 #include "trace/trace.hpp"
 
@@ -38,6 +39,9 @@ outcome::Measurement run_experiment(const series::ExperimentPlan& plan, const Pl
 // its first_call the same with the device's work; both carry the cost of tracing.
 outcome::Measurement trace_cold_call(const series::ExperimentPlan& plan, const Placement& placement,
                                      const std::filesystem::path& trace_file, const ExperimentEvents& events);
+
+// The parent's own marks around a worker's timeline (outcome::Mark): "spawned" first, "reaped" last.
+void add_worker_marks(outcome::Measurement& measurement, const WorkerExit& exit);
 
 // The setup rule check over a finished trace: when every outermost framework op of the first traced
 // run() is among `seen_in_setup` (what the plugin's trace hooks saw setup dispatch), the note that

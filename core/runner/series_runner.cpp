@@ -129,6 +129,7 @@ outcome::Measurement conclude(const series::ExperimentPlan& e, const Placement& 
     if (const auto log_tail = tail(files.log, 5); !log_tail.empty()) m.reason += "; worker.log ends with:\n" + log_tail;
   }
   if (fs::exists(files.trace)) m.trace = outcome::TraceSource(files.trace);
+  add_worker_marks(m, exit);
   return m;
 }
 

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "runner/limits.hpp"
+#include "trace/clock.hpp"
 
 namespace expr::runner {
 
@@ -93,6 +94,7 @@ void WorkerPool::start(const std::function<void(Channel&)>& job, WorkerOptions o
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error(std::string("cannot create a pipe: ") + std::strerror(errno));
   std::fflush(nullptr);
+  const auto spawned = trace::now();
   const pid_t pid = ::fork();
   if (pid < 0) {
     ::close(fds[0]);
@@ -108,6 +110,7 @@ void WorkerPool::start(const std::function<void(Channel&)>& job, WorkerOptions o
   ::setpgid(pid, pid);
   Worker w;
   w.pid = pid;
+  w.spawned = spawned;
   w.deadline = options.timeout_seconds > 0
                    ? std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                                                             std::chrono::duration<double>(options.timeout_seconds))
@@ -171,6 +174,8 @@ void WorkerPool::finish(int fd, bool timed_out) {
   while (::waitpid(w.pid, &status, 0) < 0 && errno == EINTR) {
   }
   WorkerExit exit;
+  exit.spawned = w.spawned;
+  exit.reaped = trace::now();
   exit.result = std::move(w.result);
   if (timed_out) {
     exit.how = WorkerExit::How::timed_out;

@@ -17,6 +17,8 @@
 #include <optional>
 #include <string>
 
+#include "trace/trace.hpp"
+
 namespace expr::runner {
 
 // The child's line to its parent: one JSON message per line.
@@ -34,6 +36,7 @@ struct WorkerExit {
   int exit_code = 0;
   int signal = 0;
   std::optional<nlohmann::json> result;  // the last message of type "result"
+  trace::Ns spawned = 0, reaped = 0;     // CLOCK_MONOTONIC (trace/clock.hpp): just before fork, once reaped
   std::string describe() const;          // "was killed by SIGSEGV (Segmentation fault)", "exited with status 3 ..."
 };
 
@@ -62,6 +65,7 @@ class WorkerPool {
  private:
   struct Worker {
     pid_t pid = 0;
+    trace::Ns spawned = 0;
     WorkerOptions options;
     std::chrono::steady_clock::time_point deadline;
     std::string pending;  // a message not yet complete

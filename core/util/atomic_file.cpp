@@ -39,6 +39,14 @@ void write_atomically(const std::filesystem::path& file, std::string_view conten
     ::unlink(temp.c_str());
     fail(file, "replace");
   }
+  // The rename is in the directory: synced too, the new file survives a power loss or a reboot,
+  // not only the end of this process. (EINVAL: a file system that cannot sync a directory.)
+  const auto dir = file.has_parent_path() ? file.parent_path() : std::filesystem::path(".");
+  const int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir_fd < 0) fail(dir, "open");
+  const bool synced = ::fsync(dir_fd) == 0 || errno == EINVAL;
+  ::close(dir_fd);
+  if (!synced) fail(dir, "sync");
 }
 
 }  // namespace expr::util

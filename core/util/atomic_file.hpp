@@ -1,4 +1,5 @@
-// Results are written whole or not at all: a crash mid-write never leaves half a file behind.
+// Results are written whole or not at all: a crash mid-write never leaves half a file behind, and
+// once written they are on disk (file and directory synced), so a reboot keeps them too.
 #pragma once
 
 #include <filesystem>

@@ -1,5 +1,8 @@
 #include "harness.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -40,6 +43,27 @@ Outcome expr(const fs::path& dir, const std::string& args, const std::string& en
   o.out = slurp(dir / "stdout.txt");
   o.err = slurp(dir / "stderr.txt");
   return o;
+}
+
+int start_expr(const fs::path& dir, const std::vector<std::string>& args) {
+  std::vector<std::string> argv_text{EXPR_BINARY};
+  argv_text.insert(argv_text.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& a : argv_text) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  const auto out = (dir / "stdout.txt").string(), err = (dir / "stderr.txt").string();
+  const pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error("cannot fork");
+  if (pid == 0) {
+    const int o = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const int e = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (o < 0 || e < 0 || ::chdir(dir.c_str()) != 0 || ::setenv("EXPR_PLUGIN_PATH", EXPR_TEST_PLUGIN_DIR, 1) != 0) ::_exit(127);
+    ::dup2(o, STDOUT_FILENO);
+    ::dup2(e, STDERR_FILENO);
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  return pid;
 }
 
 nlohmann::json read_json(const fs::path& file) {

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 namespace e2e {
 
@@ -22,6 +23,11 @@ std::filesystem::path write(const std::filesystem::path& dir, const std::string&
 
 // Runs `expr ARGS` in `dir` with the test plugins on EXPR_PLUGIN_PATH and `env` prepended.
 Outcome expr(const std::filesystem::path& dir, const std::string& args, const std::string& env = "");
+
+// Starts `expr ARGS` in `dir` as this process's own child (no shell between, so its pid is expr's),
+// with the test plugins on EXPR_PLUGIN_PATH and its output in dir/stdout.txt and dir/stderr.txt.
+// Returns its pid.
+int start_expr(const std::filesystem::path& dir, const std::vector<std::string>& args);
 
 nlohmann::json read_json(const std::filesystem::path& file);
 
