@@ -4,7 +4,9 @@
 
 #include <chrono>
 #include <fstream>
+#include <map>
 #include <regex>
+#include <set>
 
 #include "cli/commands.hpp"
 #include "report/assembler.hpp"
@@ -92,9 +94,11 @@ int execute(LoadedSeries& loaded, report::RunResult& run, const report::RunDirec
   for (const auto& e : loaded.plan.experiments) planned.push_back({e.name, e.family, e.point});
   assembler.set_planned(std::move(planned));
   assembler.set_sweep_guesses(std::move(loaded.sweep_guesses));
+  std::set<std::string> done;
+  for (const auto& r : restored) done.insert(r.measurement.experiment);
   assembler.restore(std::move(restored));
   auto to_run = loaded.plan;
-  std::erase_if(to_run.experiments, [&run](const auto& e) { return run.find(e.name) != nullptr; });
+  std::erase_if(to_run.experiments, [&done](const auto& e) { return done.count(e.name) > 0; });
   Observer observer(loaded, run, assembler, outputs);
   try {
     outputs.begin(run);
@@ -147,19 +151,22 @@ int resume(const RunArgs& args) {
   run.resumed = earlier.resumed;
   run.resumed.push_back(report::utc_now());
   run.environment = earlier.environment;
+  // Each finished point with its guesses as the series states them now (changed_points made sure
+  // the plan has it).
+  const auto& points = loaded->plan.experiments;
+  std::map<std::string, std::size_t> index;
+  for (std::size_t i = 0; i < points.size(); ++i) index[points[i].name] = i;
   std::vector<report::FinishedExperiment> restored;
   for (auto& e : earlier.experiments) {
     if (!report::has_result(e.measurement)) continue;
-    const auto& points = loaded->plan.experiments;
-    const auto at = static_cast<std::size_t>(
-        std::find_if(points.begin(), points.end(), [&](const auto& p) { return p.name == e.measurement.experiment; }) - points.begin());
+    const auto at = index.at(e.measurement.experiment);
     restored.push_back({std::move(e.measurement), std::move(loaded->guesses.at(at)), points[at].family, points[at].point});
+    index.erase(points[at].name);
   }
   const auto left = run.planned - restored.size();
   if (args.dry_run) {
-    for (const auto& e : loaded->plan.experiments)
-      if (std::none_of(restored.begin(), restored.end(), [&](const auto& r) { return r.measurement.experiment == e.name; }))
-        fmt::print("  {}\n", e.name);
+    for (const auto& e : points)
+      if (index.count(e.name)) fmt::print("  {}\n", e.name);
     fmt::print("{} of {} experiments to run\n", left, run.planned);
     return ok;
   }
@@ -171,6 +178,8 @@ int resume(const RunArgs& args) {
   }
   fmt::print(stderr, "resuming {}: {} of {} experiments have a result; running the other {}\n", dir.root().string(), restored.size(),
              run.planned, left);
+  if (const std::string now = report::expr_revision(); now != earlier.revision)
+    fmt::print(stderr, "note: expr {} started the run; expr {} runs the rest\n", earlier.revision, now);
   return execute(*loaded, run, dir, request, std::move(restored));
 }
 

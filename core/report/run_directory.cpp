@@ -214,12 +214,6 @@ RunResult RunDirectory::read() const {
   return run;
 }
 
-const json* RunPlan::settings(const std::string& point) const {
-  for (const auto& [name, settings] : points)
-    if (name == point) return &settings;
-  return nullptr;
-}
-
 void RunDirectory::write_plan(const RunPlan& plan) const {
   const auto& r = plan.request;
   json j{{"schema", plan_schema},

@@ -42,7 +42,6 @@ struct RunRequest {
 struct RunPlan {
   RunRequest request;
   std::vector<std::pair<std::string, nlohmann::json>> points;
-  const nlohmann::json* settings(const std::string& point) const;  // null when the point is not planned
 };
 
 class RunDirectory {
