@@ -15,7 +15,7 @@ std::optional<CompiledGuess> compile_guess(const series::GuessSpec& spec, const 
   } catch (const SyntaxError& err) {
     // The guess is quoted as its value, with the caret under the offending character, by the one
     // renderer (util::Problem::str()).
-    const util::Excerpt quote{spec.check, err.offset(), err.offset() + 1};
+    const util::Excerpt quote{spec.check, err.offset(), err.end()};
     if (spec.pos.line > 0)
       problems.push_back({spec.pos.column > 0 ? spec.pos.shifted(static_cast<int>(err.offset())) : spec.pos, err.what(), quote});
     else
@@ -23,24 +23,6 @@ std::optional<CompiledGuess> compile_guess(const series::GuessSpec& spec, const 
     return std::nullopt;
   }
 }
-
-namespace {
-
-bool reads_cold(const Node& n) {
-  return std::visit(
-      [](const auto& e) -> bool {
-        using E = std::decay_t<decltype(e)>;
-        if constexpr (std::is_same_v<E, Reference>) return e.call.cold;
-        else if constexpr (std::is_same_v<E, Negation>) return reads_cold(*e.operand);
-        else if constexpr (std::is_same_v<E, Arithmetic>) return reads_cold(*e.lhs) || reads_cold(*e.rhs);
-        else return false;
-      },
-      n.expr);
-}
-
-}  // namespace
-
-bool reads_cold_call(const Check& check) { return reads_cold(*check.observed) || reads_cold(*check.guessed); }
 
 std::vector<std::vector<CompiledGuess>> compile_guesses(series::Plan& plan) {
   std::vector<util::Problem> problems;
@@ -60,7 +42,7 @@ std::vector<std::vector<CompiledGuess>> compile_guesses(series::Plan& plan) {
     auto& compiled = out.emplace_back();
     for (const auto& spec : e.guesses)
       if (auto g = compile_guess(spec, names, e.plugin_pos, problems)) {
-        e.trace_cold_call = e.trace_cold_call || reads_cold_call(g->check);
+        e.trace_cold_call = e.trace_cold_call || g->check.reads.cold_call;
         compiled.push_back(std::move(*g));
       }
   }

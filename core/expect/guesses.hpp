@@ -22,9 +22,6 @@ struct CompiledGuess {
 // guess that does not parse or bind, an experiment named like a metric.
 std::vector<std::vector<CompiledGuess>> compile_guesses(series::Plan& plan);
 
-// Whether the check reads the experiment's cold call anywhere (cold.metric).
-bool reads_cold_call(const Check& check);
-
 // Compiles one guess against `experiments`, or adds the problem (at the guess's own position, or
 // at `fallback` for a guess that has none, such as a plugin's) and returns nothing.
 std::optional<CompiledGuess> compile_guess(const series::GuessSpec& spec, const std::vector<std::string>& experiments,
