@@ -153,8 +153,8 @@ std::map<std::string, std::vector<expect::CompiledGuess>> replay_guesses(const r
 
   // The series' own guesses first, then the plugin's, as a run orders them.
   std::map<std::string, std::vector<expect::CompiledGuess>> out;
-  const auto add = [&](const std::string& experiment, const series::GuessSpec& spec, const util::SourcePos& fallback) {
-    if (auto g = expect::compile_guess(spec, names, fallback, problems)) out[experiment].push_back(std::move(*g));
+  const auto add = [&](const std::string& experiment, const series::GuessSpec& spec, std::string_view context) {
+    if (auto g = expect::compile_guess(spec, names, context, problems)) out[experiment].push_back(std::move(*g));
   };
   if (s)
     for (const auto& x : s->experiments) {
@@ -164,12 +164,13 @@ std::map<std::string, std::vector<expect::CompiledGuess>> replay_guesses(const r
       }
       for (const auto& e : recorded.experiments)
         if (e.family == x.name.value)
-          for (const auto& spec : x.guesses) add(e.measurement.experiment, spec, x.name.pos);
+          for (const auto& spec : x.guesses) add(e.measurement.experiment, spec, "");
     }
-  const util::SourcePos results{report::RunDirectory(recorded.run_dir).results().string(), 0, 0};
+  // A recorded guess is detached (report/run_directory.cpp): reported where it was recorded.
   for (const auto& e : recorded.experiments)
     for (const auto& g : e.guesses)
-      if (!s || g.spec.origin == series::GuessOrigin::plugin) add(e.measurement.experiment, g.spec, results);
+      if (!s || g.spec.origin == series::GuessOrigin::plugin)
+        add(e.measurement.experiment, g.spec, fmt::format("{}: the recorded guess: ", e.measurement.experiment));
   if (!problems.empty()) throw util::InputError(std::move(problems));
   return out;
 }

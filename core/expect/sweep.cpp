@@ -296,8 +296,7 @@ std::optional<SweepGuess> compile_sweep_guess(const series::GuessSpec& spec, con
       parse_guessed(g, tail, close + 1);
     }
   } catch (const SyntaxError& err) {
-    problems.push_back({spec.pos.column > 0 ? spec.pos.shifted(static_cast<int>(err.offset())) : spec.pos,
-                        fmt::format("{}\n    {}\n    {}^", err.what(), text, std::string(err.offset(), ' '))});
+    problems.push_back(spec.written.problem(err.offset(), err.end(), err.what()));
     return std::nullopt;
   }
   return g;

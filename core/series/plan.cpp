@@ -150,8 +150,12 @@ Plan plan(const Series& series, loader::PluginCatalog& plugins, const std::vecto
       e.guesses = x->guesses;
       if (x->plugin_guesses) {
         try {
-          for (auto& g : plugin->create()->guesses(e.params))
-            e.guesses.push_back({std::move(g.check), {plugin->file().string(), 0, 0}, false, std::move(g.why), GuessOrigin::plugin});
+          // A plugin's guess is in no file: its problems are reported at the experiment's plugin,
+          // quoting the guess.
+          for (auto& g : plugin->create()->guesses(e.params)) {
+            auto written = util::TextOrigin::detached(x->plugin.pos, g.check);
+            e.guesses.push_back({std::move(g.check), std::move(written), false, std::move(g.why), GuessOrigin::plugin});
+          }
         } catch (const std::exception& err) {
           problems.push_back({x->plugin.pos, fmt::format("plugin {}: guesses() failed: {}", d.name, err.what())});
         }
