@@ -12,7 +12,6 @@
 #include <cstring>
 #include <fstream>
 #include <memory>
-#include <regex>
 #include <set>
 
 #include "series/axes.hpp"
@@ -66,12 +65,6 @@ std::optional<Quantity> quantity(std::string_view text) {
   const auto b = unit.find_first_not_of(" \t"), e = unit.find_last_not_of(" \t");
   q.unit = b == std::string_view::npos ? "" : std::string(unit.substr(b, e - b + 1));
   return q;
-}
-
-// A value as quoted back in a message: long ones shortened.
-std::string excerpt(std::string_view text) {
-  constexpr std::size_t keep = 40;
-  return text.size() <= keep ? std::string(text) : std::string(text.substr(0, keep)) + "…";
 }
 
 // The offset of the first byte that is not part of well-formed UTF-8 (no overlong forms, no
@@ -146,12 +139,12 @@ std::optional<std::vector<std::size_t>> align_scalar(std::string_view text, std:
 }
 
 // Collects problems instead of stopping at the first, so one `expr validate` shows them all.
-class Reader {
+class Reader final : public NodeReader {
  public:
   explicit Reader(std::shared_ptr<const util::SourceText> source) : source_(std::move(source)) {}
 
   // Where the node starts; for a scalar on one line, marking its text, quotes included.
-  util::SourcePos pos(const YAML::Node& n) const {
+  util::SourcePos pos(const YAML::Node& n) const override {
     auto p = start(n);
     if (p.line == 0 || !n.IsScalar() || n.Scalar().empty()) return p;
     const auto last = origin(n).at(n.Scalar().size() - 1, n.Scalar().size());
@@ -173,7 +166,7 @@ class Reader {
     return util::TextOrigin(source_, std::move(*offsets));
   }
 
-  void problem(const util::SourcePos& p, std::string message) { problems_.push_back({p, std::move(message)}); }
+  void problem(const util::SourcePos& p, std::string message) override { problems_.push_back({p, std::move(message)}); }
   void problem(const YAML::Node& n, std::string message) { problem(pos(n), std::move(message)); }
   const std::vector<util::Problem>& problems() const { return problems_; }
 
@@ -189,7 +182,7 @@ class Reader {
 
   // A mapping key as text. A key written as a list or mapping ("? [a, b]") is a problem, not an
   // exception out of yaml-cpp's conversion.
-  std::optional<std::string> key_text(const YAML::Node& key) {
+  std::optional<std::string> key_text(const YAML::Node& key) override {
     if (key.IsScalar()) return key.Scalar();
     problem(key, key.IsNull() ? "a key is missing before ':'" : "a key must be a single word, not a list or mapping");
     return std::nullopt;
@@ -222,7 +215,7 @@ class Reader {
       const auto& unit = q->unit;
       if (unit.empty() || (seconds ? unit == "s" || unit == "ms" : unit == "%")) {
         if (!q->representable) {
-          problem(n, fmt::format("{} '{}' is out of range: {}", what, excerpt(n.Scalar()), expected));
+          problem(n, fmt::format("{} '{}' is out of range: {}", what, util::shortened(n.Scalar()), expected));
           return std::nullopt;
         }
         const double v = unit == "ms" ? q->value / 1000 : unit == "%" ? q->value / 100 : q->value;
@@ -330,11 +323,9 @@ class Reader {
 
   // `axes:`, `zip:` and `exclude:` of the defaults or an experiment (series/axes.hpp).
   void sweep(const YAML::Node& n, ExperimentSpec& x, bool from_defaults) {
-    std::vector<util::Problem> found;
-    if (n["axes"]) read_axes(n["axes"], source_->name(), from_defaults, x.axes, found);
-    if (n["zip"]) read_zip(n["zip"], source_->name(), x.zip, found);
-    if (n["exclude"]) read_exclude(n["exclude"], source_->name(), x.exclude, found);
-    problems_.insert(problems_.end(), found.begin(), found.end());
+    if (n["axes"]) read_axes(n["axes"], *this, from_defaults, x.axes);
+    if (n["zip"]) read_zip(n["zip"], *this, x.zip);
+    if (n["exclude"]) read_exclude(n["exclude"], *this, x.exclude);
   }
 
  private:
@@ -377,9 +368,11 @@ const std::vector<std::string> default_keys{"device", "params", "iterations", "t
 const std::vector<std::string> experiment_keys{"name",   "plugin",         "description", "device", "params", "iterations", "timeout",
                                                "memory", "expect",         "plugin_guesses", "axes", "zip",   "exclude",    "sweep_expect"};
 
-bool is_identifier(const std::string& s) {
-  static const std::regex re("[A-Za-z_][A-Za-z0-9_]*");
-  return std::regex_match(s, re);
+// Checked by hand: std::regex matches recursively, one level per character.
+bool is_identifier(std::string_view s) {
+  const auto letter = [](char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_'; };
+  const auto digit = [](char c) { return c >= '0' && c <= '9'; };
+  return !s.empty() && letter(s[0]) && std::all_of(s.begin(), s.end(), [&](char c) { return letter(c) || digit(c); });
 }
 
 }  // namespace
@@ -458,7 +451,7 @@ Series read(const std::filesystem::path& file) {
         if (name->size() > NAME_MAX)
           r.problem(e["name"], fmt::format("experiment name '{}' is {} bytes long; its folder in the run directory is named after it, "
                                            "and a file name holds at most {} bytes",
-                                           excerpt(*name), name->size(), NAME_MAX));
+                                           util::shortened(*name), name->size(), NAME_MAX));
         else if (!is_identifier(*name))
           r.problem(e["name"], fmt::format("experiment name '{}' must be an identifier (letters, digits, _), so "
                                            "expectations can refer to it as {}.gpu_time", *name, *name));
