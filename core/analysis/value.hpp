@@ -22,13 +22,34 @@ std::string describe(Dimension d);  // "a count", "a duration", "a size in bytes
 // How a number is best shown; does not change its meaning.
 enum class Display { number, percent, duration, bytes };
 
-struct Quantity {
-  double value = 0;  // durations in ns, sizes in bytes, fractions as fractions
+// All of a quantity but its value: what is known of a number before anything runs.
+struct Unit {
   Dimension dim;
   Display display = Display::number;
 };
 
+struct Quantity {
+  double value = 0;  // durations in ns, sizes in bytes, fractions as fractions
+  Dimension dim;
+  Display display = Display::number;
+  Unit unit() const { return {dim, display}; }
+};
+
 using Value = std::variant<Quantity, std::string>;
 std::string format(const Value& v);
+
+// Why arithmetic has no value.
+struct Undefined {
+  std::string reason;  // "division by zero"
+};
+
+// The unit of `l op r`, op one of + - * /: + and - need one dimension and keep the left display;
+// * and / combine the dimensions and keep the display of an operand whose dimension the result
+// has. The checker applies it to units before anything runs, arithmetic() to every value.
+std::variant<Unit, Undefined> arithmetic_unit(char op, const Unit& l, const Unit& r);
+
+// `l op r` in arithmetic_unit's unit; undefined when the units do not combine, for a division by
+// zero, and when the result is not a finite number (an overflow, or an operand that was not one).
+std::variant<Quantity, Undefined> arithmetic(char op, const Quantity& l, const Quantity& r);
 
 }  // namespace expr::analysis

@@ -185,8 +185,8 @@ ReplayGuesses replay_guesses(const report::RunResult& recorded, const std::optio
 
   // The series' own guesses first, then the plugin's, as a run orders them.
   ReplayGuesses out;
-  const auto add = [&](const std::string& experiment, const series::GuessSpec& spec, const util::SourcePos& fallback) {
-    if (auto g = expect::compile_guess(spec, names, fallback, problems)) out.points[experiment].push_back(std::move(*g));
+  const auto add = [&](const std::string& experiment, const series::GuessSpec& spec, std::string_view context) {
+    if (auto g = expect::compile_guess(spec, names, context, problems)) out.points[experiment].push_back(std::move(*g));
   };
   std::vector<std::pair<std::string, series::GuessSpec>> sweep_specs;
   if (s)
@@ -197,13 +197,13 @@ ReplayGuesses replay_guesses(const report::RunResult& recorded, const std::optio
       }
       for (const auto& e : recorded.experiments)
         if (e.family == x.name.value)
-          for (const auto& spec : x.guesses) add(e.measurement.experiment, spec, x.name.pos);
+          for (const auto& spec : x.guesses) add(e.measurement.experiment, spec, "");
       for (const auto& spec : x.sweep_guesses) sweep_specs.emplace_back(x.name.value, spec);
     }
-  const util::SourcePos results{report::RunDirectory(recorded.run_dir).results().string(), 0, 0};
+  // A recorded guess is detached (report/run_directory.cpp): reported where it was recorded.
   for (const auto& e : recorded.experiments)
     for (const auto& g : e.guesses)
-      if (!s || g.spec.origin == series::GuessOrigin::plugin) add(e.measurement.experiment, g.spec, results);
+      if (!s || g.spec.origin == series::GuessOrigin::plugin) add(e.measurement.experiment, g.spec, fmt::format("{}: the recorded guess: ", e.measurement.experiment));
   // results.json holds a sweep guess once per group it was judged for.
   if (!s)
     for (const auto& v : recorded.sweep_guesses)

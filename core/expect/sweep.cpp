@@ -254,17 +254,21 @@ std::optional<SweepGuess> compile_sweep_guess(const series::GuessSpec& spec, con
   g.family = family;
   const auto& text = spec.check;
   try {
-    static const std::regex call(R"(\s*([a-z_]+)\s*\()");
-    std::smatch m;
-    if (!std::regex_search(text, m, call, std::regex_constants::match_continuous))
+    bound_length(text);
+    // `kind(`, the kind a lower-case word.
+    const auto kind_begin = std::min(text.find_first_not_of(" \t\r\n"), text.size());
+    auto kind_end = kind_begin;
+    while (kind_end < text.size() && ((text[kind_end] >= 'a' && text[kind_end] <= 'z') || text[kind_end] == '_')) ++kind_end;
+    const auto open = std::min(text.find_first_not_of(" \t\r\n", kind_end), text.size());
+    if (kind_end == kind_begin || open == text.size() || text[open] != '(')
       throw SyntaxError(0, "a sweep guess is slope(...), monotonic(...) or crossover(...)");
-    const std::string kind = m[1];
+    const auto kind = text.substr(kind_begin, kind_end - kind_begin);
     if (kind != "slope" && kind != "monotonic" && kind != "crossover")
-      throw SyntaxError(static_cast<std::size_t>(m.position(1)), fmt::format("unknown sweep guess '{}'{}; it is slope, monotonic or crossover", kind,
-                                                                              util::did_you_mean(kind, {"slope", "monotonic", "crossover"})));
+      throw SyntaxError(kind_begin, kind_end, fmt::format("unknown sweep guess '{}'{}; it is slope, monotonic or crossover", kind,
+                                                          util::did_you_mean(kind, {"slope", "monotonic", "crossover"})));
     g.kind = kind == "slope" ? SweepGuess::Kind::slope : kind == "monotonic" ? SweepGuess::Kind::monotonic : SweepGuess::Kind::crossover;
     std::size_t close = 0;
-    auto args = arguments(text, static_cast<std::size_t>(m.position(0) + m.length(0) - 1), close);
+    auto args = arguments(text, open, close);
     if (args.size() < 2 || args[0].text.empty())
       throw SyntaxError(close, fmt::format("{} takes a metric and an axis first: {}(gpu_time, seq{}", kind, kind,
                                            kind == "slope" ? ")" : kind == "monotonic" ? ", increasing)" : ", other_experiment)"));
@@ -272,11 +276,12 @@ std::optional<SweepGuess> compile_sweep_guess(const series::GuessSpec& spec, con
     g.metric_text = args[0].text;
     try {
       const auto check = compile(g.metric_text + " == " + g.metric_text, {});
-      const auto* ref = std::get_if<Reference>(&check.observed->expr);
-      if (!ref) throw SyntaxError(0, "the metric of a sweep guess is one metric, such as gpu_time or kernel(\"gemm\").duration");
+      const auto* ref = dynamic_cast<const Reference*>(check.observed.get());
+      if (!ref) throw SyntaxError(0, g.metric_text.size(), "the metric of a sweep guess is one metric, such as gpu_time or kernel(\"gemm\").duration");
       g.metric = ref->call;
     } catch (const SyntaxError& e) {
-      throw SyntaxError(args[0].offset + std::min(e.offset(), g.metric_text.size()), e.what());
+      const auto within = [&](std::size_t offset) { return args[0].offset + std::min(offset, g.metric_text.size()); };
+      throw SyntaxError(within(e.offset()), within(e.end()), e.what());
     }
     g.axis = args[1].text;
     if (std::find(axes.begin(), axes.end(), g.axis) == axes.end())
@@ -305,8 +310,7 @@ std::optional<SweepGuess> compile_sweep_guess(const series::GuessSpec& spec, con
       parse_guessed(g, tail, close + 1);
     }
   } catch (const SyntaxError& err) {
-    problems.push_back({spec.pos.column > 0 ? spec.pos.shifted(static_cast<int>(err.offset())) : spec.pos,
-                        fmt::format("{}\n    {}\n    {}^", err.what(), text, std::string(err.offset(), ' '))});
+    problems.push_back(spec.written.problem(err.offset(), err.end(), err.what()));
     return std::nullopt;
   }
   return g;

@@ -55,7 +55,7 @@ void Assembler::judge_ready(bool final) {
       std::map<std::string, std::string> reads;
       std::string unresolvable;
       bool ready = true;
-      for (const auto& other : expect::referenced_experiments(check)) {
+      for (const auto& other : check.reads.experiments) {
         const auto r = resolve(other, e.point, planned_);
         if (!r.problem.empty()) unresolvable = r.problem;
         reads[other] = r.experiment;

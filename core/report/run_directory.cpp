@@ -61,6 +61,11 @@ util::SourcePos position_from(const std::string& at) {
   return pos;
 }
 
+// Where a series' guess was written, as results.json records it; a plugin's guess is in no file.
+void write_place(const series::GuessSpec& spec, json& one) {
+  if (spec.origin == series::GuessOrigin::series && spec.pos().line > 0) one["at"] = spec.pos().str();
+}
+
 json param_json(const ParamValue& v) {
   return std::visit([](const auto& x) { return json(x); }, v);
 }
@@ -124,7 +129,7 @@ json to_json(const RunResult& run, const RunDirectory& dir) {
     x["guesses"] = json::array();
     for (const auto& g : e.guesses) {
       json one{{"check", g.spec.check}, {"origin", series::to_string(g.spec.origin)}, {"required", g.spec.required}, {"why", g.spec.why}};
-      if (g.spec.pos.line > 0) one["at"] = g.spec.pos.str();
+      write_place(g.spec, one);
       if (g.judgement) one.update(judgement_json(*g.judgement));
       else one["verdict"] = "pending";
       x["guesses"].push_back(std::move(one));
@@ -134,7 +139,7 @@ json to_json(const RunResult& run, const RunDirectory& dir) {
   j["sweep_guesses"] = json::array();
   for (const auto& s : run.sweep_guesses) {
     json one{{"family", s.family}, {"group", s.group}, {"check", s.guess.spec.check}, {"required", s.guess.spec.required}, {"why", s.guess.spec.why}};
-    if (s.guess.spec.pos.line > 0) one["at"] = s.guess.spec.pos.str();
+    write_place(s.guess.spec, one);
     if (s.guess.judgement) one.update(judgement_json(*s.guess.judgement));
     else one["verdict"] = "pending";
     j["sweep_guesses"].push_back(std::move(one));
@@ -173,6 +178,14 @@ RunResult RunDirectory::read() const {
     run.finished = j.value("finished", "");
     run.environment = j.value("environment", std::map<std::string, std::string>{});
     run.planned = j.value("planned", j.at("experiments").size());
+    // A recorded guess is in no file at hand: its problems, when replay compiles it again, are
+    // reported where it was written, or at results.json, quoting the guess.
+    const auto recorded = [&](const json& g) {
+      const std::string check = g.at("check");
+      const auto at = position_from(g.value("at", ""));
+      return series::GuessSpec{check, util::TextOrigin::detached(at.line > 0 ? at : util::SourcePos{file.string(), 0, 0}, check),
+                               g.value("required", false), g.value("why", "")};
+    };
     for (const auto& x : j.at("experiments")) {
       ExperimentResult e;
       e.measurement = outcome::measurement_from_json(x);
@@ -186,25 +199,15 @@ RunResult RunDirectory::read() const {
           e.measurement.cold = std::make_shared<const outcome::Measurement>(std::move(cold));
         }
       for (const auto& g : x.value(first ? "expectations" : "guesses", json::array())) {
-        JudgedGuess r;
-        r.spec.check = g.at("check");
+        JudgedGuess r{recorded(g), {}};
         r.spec.origin = g.value(first ? "source" : "origin", "series") == "plugin" ? series::GuessOrigin::plugin : series::GuessOrigin::series;
-        r.spec.required = g.value("required", false);
-        r.spec.why = g.value("why", "");
-        r.spec.pos = position_from(g.value("at", ""));
         if (g.value("verdict", "pending") != "pending") r.judgement = judgement_from(g);
         e.guesses.push_back(std::move(r));
       }
       run.experiments.push_back(std::move(e));
     }
     for (const auto& g : j.value("sweep_guesses", json::array())) {
-      SweepVerdict s;
-      s.family = g.at("family");
-      s.group = g.value("group", "");
-      s.guess.spec.check = g.at("check");
-      s.guess.spec.required = g.value("required", false);
-      s.guess.spec.why = g.value("why", "");
-      s.guess.spec.pos = position_from(g.value("at", ""));
+      SweepVerdict s{g.at("family"), g.value("group", ""), {recorded(g), {}}};
       if (g.value("verdict", "pending") != "pending") s.guess.judgement = judgement_from(g);
       run.sweep_guesses.push_back(std::move(s));
     }

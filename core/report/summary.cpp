@@ -50,7 +50,7 @@ std::string guesses_cell(const ExperimentResult& e) {
 
 std::string where(const JudgedGuess& x) {
   if (x.spec.origin == series::GuessOrigin::plugin) return "plugin guess";
-  return x.spec.pos.line > 0 ? x.spec.pos.str() : "series";
+  return x.spec.pos().line > 0 ? x.spec.pos().str() : "series";
 }
 
 // "sdpa" or, for one group of a sweep's other axes, "sdpa[dtype=bf16]".

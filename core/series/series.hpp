@@ -40,10 +40,15 @@ std::string_view to_string(GuessOrigin origin);
 
 struct GuessSpec {
   std::string check;
-  util::SourcePos pos;  // of the check's first character; for a plugin's guess, the plugin file
+  // Where each byte of `check` was written, to report a problem inside it (util/source.hpp). A
+  // guess in no file at hand (a plugin's, or one read back from a run) is detached: its problems
+  // are reported at the experiment's `plugin:` line or where it was recorded, quoting the guess.
+  util::TextOrigin written;
   bool required = false;
   std::string why;
   GuessOrigin origin = GuessOrigin::series;
+
+  util::SourcePos pos() const { return written.at(0, 0); }  // where it starts
 };
 
 // A sweep axis as written: a plugin parameter and its values, `range(...)` and `pow2(...)` already

@@ -3,6 +3,8 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <string>
+#include <vector>
 
 #include "harness.hpp"
 
@@ -108,9 +110,29 @@ experiments:
 )");
   INFO(o.all());
   CHECK(o.exit_code == 2);
-  CHECK(has(o, "series.yaml:6:23: error: '=' is not a comparison; write '=='\n    ranges(\"sum\") = 1\n                  ^"));
+  CHECK(has(o, "series.yaml:6:23: error: '=' is not a comparison; write '=='\n          - ranges(\"sum\") = 1\n" + std::string(4 + 22, ' ') + "^\n"));
   CHECK(has(o, "series.yaml:7:21: error: the observed value is a duration but the guess is a plain number; write it with a unit: ns, us, ms or s"));
   CHECK(has(o, "series.yaml:8:21: error: `~` needs a tolerance"));
+}
+
+TEST_CASE("an error inside a folded or literal block guess is shown on its own line, under its character") {
+  const auto o = validate("expect_blocks", R"(series: x
+experiments:
+  - name: sums
+    plugin: faulty
+    expect:
+      - check: >
+          ranges("sum")
+          = 1
+        why: folded, so the line break before '=' is a space in the guess
+      - check: |
+          ranges("sum") ==
+            1 1
+)");
+  INFO(o.all());
+  CHECK(o.exit_code == 2);
+  CHECK(has(o, "series.yaml:8:11: error: '=' is not a comparison; write '=='\n              = 1\n" + std::string(4 + 10, ' ') + "^\n"));
+  CHECK(has(o, "series.yaml:12:15: error: unexpected '1' after the expectation\n                1 1\n" + std::string(4 + 14, ' ') + "^\n"));
 }
 
 TEST_CASE("an expectation naming an unknown metric, figure or experiment gets a suggestion") {
@@ -130,6 +152,83 @@ experiments:
   CHECK(has(o, "series.yaml:7:21: error: kernel has no figure 'ocupancy'; did you mean 'occupancy'?"));
   CHECK(has(o, "series.yaml:8:21: error: 'sumz' is neither a metric nor an experiment of this series; did you mean 'sums'?"));
   CHECK(has(o, "series.yaml:9:21: error: unknown copy kind 'DtD'; did you mean 'DtoD'?"));
+}
+
+TEST_CASE("values and names are marked along their whole length") {
+  auto o = validate("value_range", R"(series: x
+experiments:
+  - name: sums
+    plugin: faulty
+    params: {size: big}
+)");
+  INFO(o.all());
+  CHECK(o.exit_code == 2);
+  CHECK(has(o, "series.yaml:5:20: error: parameter 'size' is a whole number, not 'big'\n        params: {size: big}\n" + std::string(4 + 19, ' ') + "^~~\n"));
+  o = validate("name_range", R"(series: x
+experiments:
+  - name: sums
+    plugin: faulty
+    expect: [kernel.ocupancy > 10%]
+)");
+  INFO(o.all());
+  CHECK(o.exit_code == 2);
+  CHECK(has(o, "series.yaml:5:21: error: kernel has no figure 'ocupancy'; did you mean 'occupancy'?\n        expect: [kernel.ocupancy > 10%]\n" +
+                   std::string(4 + 20, ' ') + "^~~~~~~~\n"));
+}
+
+TEST_CASE("hostile guesses are refused with the place and a caret, not a crash") {
+  // Each of the first five used to overflow the stack of `expr validate` (SIGSEGV; issue 14 saw it
+  // with a fifth of these sizes in a debug build).
+  std::string many_terms = "1";
+  for (int i = 0; i < 100000; ++i) many_terms += " + 1";
+  const std::vector<std::string> guesses{
+      std::string(100000, '(') + "1" + std::string(100000, ')') + " == 1",
+      std::string(100000, '-') + "1 == 1",
+      many_terms + " == 1",
+      std::string(100, '(') + "1" + std::string(100, ')') + " == 1",
+      "ranges(\"" + std::string(100000, 'a') + "\") == 1",
+      "ranges(\"" + std::string(20, '(') + "a" + std::string(20, ')') + "\") == 1",
+      "fact(\"x\") ~ \"(\"",  // validated, then failed the run when judged
+  };
+  std::string text = "series: x\nexperiments:\n  - name: sums\n    plugin: faulty\n    expect:\n";
+  for (const auto& g : guesses) text += "      - '" + g + "'\n";
+  const auto o = validate("hostile", text);
+  INFO(o.err.substr(0, 4000));
+  CHECK(o.exit_code == 2);
+  CHECK(has(o, "series.yaml:6:1010: error: this guess is 200006 bytes long; the limit is 1000\n"));
+  CHECK(has(o, "series.yaml:7:1010: error: this guess is 100006 bytes long; the limit is 1000\n"));
+  CHECK(has(o, "series.yaml:8:1010: error: this guess is 400006 bytes long; the limit is 1000\n"));
+  CHECK(has(o, "series.yaml:9:74: error: the guess nests more than 64 levels deep (each parenthesis, sign and operator is one)\n"));
+  CHECK(has(o, "series.yaml:10:1010: error: this guess is 100015 bytes long; the limit is 1000\n"));
+  CHECK(has(o, "series.yaml:11:17: error: this regex nests groups more than 16 deep\n"));
+  CHECK(has(o, "series.yaml:12:22: error: '(' is not a valid regex: Mismatched '(' and ')' in regular expression\n"
+               "          - 'fact(\"x\") ~ \"(\"'\n" + std::string(4 + 21, ' ') + "^~~\n"));
+  CHECK(has(o, "7 problems in series.yaml; nothing ran"));
+}
+
+TEST_CASE("a regex too long for std::regex is refused where it was written") {
+  const auto o = validate("long_regex", "series: x\nexperiments:\n  - name: sums\n    plugin: faulty\n    expect:\n      - ranges(\"" +
+                                            std::string(300, 'a') + "\") == 1\n");
+  INFO(o.all());
+  CHECK(o.exit_code == 2);
+  CHECK(has(o, "series.yaml:6:16: error: this regex is 300 bytes long; the limit is 256\n"));
+}
+
+TEST_CASE("replay --series shows a problem in a guess with its caret, as validate does") {
+  const auto dir = e2e::scratch("replay_bad_series");
+  e2e::write(dir, "series.yaml", R"(series: probe
+experiments:
+  - name: probe
+    plugin: cuda_probe
+    expect:
+      - check: >
+          kernels
+          = 5
+)");
+  const auto o = e2e::expr(dir, "replay " EXPR_SOURCE_DIR "/tests/data/cuda-probe-h200 --series series.yaml");
+  INFO(o.all());
+  CHECK(o.exit_code == 2);
+  CHECK(has(o, "series.yaml:8:11: error: '=' is not a comparison; write '=='\n              = 5\n" + std::string(4 + 10, ' ') + "^\n"));
 }
 
 TEST_CASE("plugin files that cannot be plugins are refused with the reason") {

@@ -106,6 +106,53 @@ TEST_CASE("a key written as a list or mapping is an error, not a crash") {
   CHECK(has(o, "series.yaml:7:14: error: a key must be a single word, not a list or mapping"));
 }
 
+TEST_CASE("a number of 30,000 digits gets one short message at its place") {
+  const std::string digits(30000, '1');
+  const auto quoted = std::string(40, '1') + "…";
+  // Read with the file: a time.
+  auto o = validate("long_timeout", one_experiment("    timeout: " + digits + "\n"));
+  INFO(o.err.substr(0, 4000));
+  CHECK(o.exit_code == 2);
+  CHECK(has(o, "series.yaml:5:14: error: timeout '" + quoted + "' is out of range: timeout must be a time in seconds"));
+  CHECK(has(o, "1 problem in series.yaml; nothing ran"));
+  CHECK(o.err.size() < 1000);  // the message does not repeat the number whole
+  // Checked against the plugin: a parameter.
+  o = validate("long_param", one_experiment("    params: {size: " + digits + "}\n"));
+  INFO(o.err.substr(0, 4000));
+  CHECK(o.exit_code == 2);
+  CHECK(has(o, "series.yaml:5:20: error: parameter 'size' is a whole number, not '" + quoted + "'\n"));
+  CHECK(o.err.size() < 1000);
+}
+
+TEST_CASE("sweep values and guesses too long for std::regex are read by hand, not a crash") {
+  // Each of these overflowed the stack of `expr validate` (SIGSEGV), and each key written as a
+  // list aborted it with an uncaught yaml-cpp exception. Reading the file finds the first three.
+  const std::string digits(200000, '1');
+  const auto quoted = std::string(40, '1') + "…";
+  auto o = validate("long_sweep_values", "series: x\nexperiments:\n"
+                                         "  - name: generated\n    plugin: faulty\n"
+                                         "    axes: {size: [\"range(1, 2, " + digits + ")\"]}\n"
+                                         "  - name: keyed\n    plugin: faulty\n    axes: {[size]: [1, 2]}\n"
+                                         "    exclude: [{[size]: 1}]\n");
+  INFO(o.err.substr(0, 4000));
+  CHECK(o.exit_code == 2);
+  CHECK(has(o, "series.yaml:5:19: error: an argument of range() must be a whole number, not '" + quoted + "'\n"));
+  CHECK(has(o, "series.yaml:8:12: error: a key must be a single word, not a list or mapping\n"));
+  CHECK(has(o, "series.yaml:9:16: error: a key must be a single word, not a list or mapping\n"));
+  CHECK(has(o, "3 problems in series.yaml; nothing ran"));
+
+  // Expanding the sweep finds the fourth, compiling its guesses the fifth.
+  const std::string sweep = "series: x\nexperiments:\n  - name: swept\n    plugin: faulty\n    axes: {size: [1, 2]}\n";
+  o = validate("long_exclusion", sweep + "    exclude: [{size: \">" + digits + "\"}]\n");
+  INFO(o.err.substr(0, 4000));
+  CHECK(o.exit_code == 2);
+  CHECK(has(o, "series.yaml:6:22: error: parameter 'size' is a whole number, not '" + quoted + "'\n"));
+  o = validate("long_sweep_guess", sweep + "    sweep_expect:\n      - " + std::string(200000, 'a') + "(host_time, size) ~ 1 ± 1\n");
+  INFO(o.err.substr(0, 4000));
+  CHECK(o.exit_code == 2);
+  CHECK(has(o, "series.yaml:7:1009: error: this guess is 200026 bytes long; the limit is 1000\n"));
+}
+
 TEST_CASE("a series path that is a directory or missing says so") {
   const auto dir = e2e::scratch("hostile_paths");
   fs::create_directories(dir / "folder.yaml");
