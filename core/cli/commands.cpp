@@ -208,7 +208,7 @@ ReplayGuesses replay_guesses(const report::RunResult& recorded, const std::optio
   if (!s)
     for (const auto& v : recorded.sweep_guesses)
       if (std::none_of(sweep_specs.begin(), sweep_specs.end(), [&](const auto& f) {
-            return f.first == v.family && f.second.check == v.guess.spec.check && f.second.pos.str() == v.guess.spec.pos.str();
+            return f.first == v.family && f.second.check == v.guess.spec.check && f.second.pos().str() == v.guess.spec.pos().str();
           }))
         sweep_specs.emplace_back(v.family, v.guess.spec);
   std::vector<report::PlannedPoint> points;

@@ -363,7 +363,7 @@ const char* mark_of(const JudgedGuess& g) {
 
 std::string where(const JudgedGuess& g) {
   if (g.spec.origin == series::GuessOrigin::plugin) return "plugin guess";
-  return g.spec.pos.line > 0 ? g.spec.pos.str() : "series";
+  return g.spec.pos().line > 0 ? g.spec.pos().str() : "series";
 }
 
 // The cells after a guess's verdict, guess and sweep or experiment: observed, guessed, evidence, where.
