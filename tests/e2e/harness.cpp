@@ -42,6 +42,8 @@ Outcome expr(const fs::path& dir, const std::string& args, const std::string& en
   return o;
 }
 
+std::string read_text(const fs::path& file) { return slurp(file); }
+
 nlohmann::json read_json(const fs::path& file) {
   std::ifstream in(file);
   if (!in) throw std::runtime_error("missing " + file.string());

@@ -24,6 +24,7 @@ std::filesystem::path write(const std::filesystem::path& dir, const std::string&
 Outcome expr(const std::filesystem::path& dir, const std::string& args, const std::string& env = "");
 
 nlohmann::json read_json(const std::filesystem::path& file);
+std::string read_text(const std::filesystem::path& file);
 
 // The experiment named `name` in a results.json document.
 const nlohmann::json& experiment(const nlohmann::json& results, const std::string& name);
