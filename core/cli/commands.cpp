@@ -54,7 +54,7 @@ std::optional<LoadedSeries> load_series(const fs::path& file, const std::vector<
   }
   try {
     const auto s = series::read(file);
-    loader::PluginCatalog catalog(loader::search_path(s.plugin_path));
+    loader::PluginCatalog catalog(loader::search_path(s.plugin_path, loader::Origin::plugin_path));
     auto plan = series::plan(s, catalog, overrides);
     auto guesses = expect::compile_guesses(plan);
     std::vector<report::PlannedPoint> points;
@@ -102,21 +102,23 @@ std::string type_name(ParamType t) {
 }  // namespace
 
 int list(const std::vector<fs::path>& extra_dirs) {
-  loader::PluginCatalog catalog(loader::search_path(extra_dirs));
+  loader::PluginCatalog catalog(loader::search_path(extra_dirs, loader::Origin::option));
   const auto found = catalog.available();
   if (found.empty()) {
     fmt::print("no plugins found in:\n");
-    for (const auto& d : catalog.dirs()) fmt::print("  {}\n", d.string());
+    for (const auto& d : catalog.dirs()) fmt::print("  {} ({})\n", d.path.string(), loader::to_string(d.origin));
     return ok;
   }
   int status = ok;
-  for (const auto& [name, file] : found) {
+  for (const auto& [name, places] : found) {
     try {
+      if (places.size() > 1) throw loader::LoadError(loader::PluginCatalog::ambiguity(name, places));
       const auto lib = catalog.find(name);
       const auto& d = lib->description();
       std::vector<std::string> devices;
       for (auto dev : d.devices) devices.push_back(dev == Device::cuda ? "cuda" : "cpu");
-      fmt::print("{} — {}\n  file: {}\n  devices: {}\n", d.name, d.summary, file.string(), fmt::format("{}", fmt::join(devices, ", ")));
+      fmt::print("{} — {}\n  file: {} ({})\n  devices: {}\n", d.name, d.summary, places.front().file.string(),
+                 loader::to_string(places.front().origin), fmt::format("{}", fmt::join(devices, ", ")));
       for (const auto& p : d.params) {
         fmt::print("  {} ({}, default {}){}: {}\n", p.name, type_name(p.type), series::to_string(p.default_value),
                    p.choices.empty() ? "" : fmt::format(" one of {}", fmt::join(p.choices, "|")), p.doc);

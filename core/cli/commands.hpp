@@ -59,4 +59,12 @@ int replay(const std::filesystem::path& run_dir, const std::optional<std::filesy
            const std::optional<std::filesystem::path>& out);
 int metrics();
 
+// `expr new plugin NAME [--torch|--cuda] [--dir D]`: a plugin project outside expr's tree (a
+// CMakeLists.txt with find_package(expr), NAME.cpp or NAME.cu, a series NAME.yaml with one guess
+// the trace should confirm and one it should contradict, a README) in D, by default ./NAME.
+enum class PluginKind { cpu, torch, cuda };
+int new_plugin(const std::string& name, PluginKind kind, const std::optional<std::filesystem::path>& dir);
+// `expr new series NAME [--plugin P] [--dir D]`: a commented series file D/NAME.yaml running P.
+int new_series(const std::string& name, const std::optional<std::string>& plugin, const std::optional<std::filesystem::path>& dir);
+
 }  // namespace expr::cli

@@ -48,6 +48,22 @@ int main(int argc, char** argv) {
 
   auto* metrics_cmd = app.add_subcommand("metrics", "list what expectations can ask about");
 
+  auto* new_cmd = app.add_subcommand("new", "write a new plugin project or series file");
+  new_cmd->require_subcommand(1);
+  std::string new_name;
+  std::optional<std::filesystem::path> new_dir;
+  bool torch = false, cuda = false;
+  auto* new_plugin_cmd = new_cmd->add_subcommand("plugin", "a plugin project that builds against the installed expr and runs as it stands");
+  new_plugin_cmd->add_option("name", new_name, "the plugin's name (letters, digits, _)")->required();
+  auto* torch_flag = new_plugin_cmd->add_flag("--torch", torch, "a LibTorch plugin (links expr::torch)");
+  new_plugin_cmd->add_flag("--cuda", cuda, "a plugin with its own CUDA kernel")->excludes(torch_flag);
+  new_plugin_cmd->add_option("--dir", new_dir, "where to write the project (default: ./NAME)");
+  std::optional<std::string> series_plugin;
+  auto* new_series_cmd = new_cmd->add_subcommand("series", "a commented series file NAME.yaml");
+  new_series_cmd->add_option("name", new_name, "the series' name (letters, digits, _)")->required();
+  new_series_cmd->add_option("--plugin", series_plugin, "the plugin its experiment runs (default: NAME, else the first found)");
+  new_series_cmd->add_option("--dir", new_dir, "where to write it (default: .)");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -66,5 +82,10 @@ int main(int argc, char** argv) {
   if (*show_cmd) return expr::cli::show(show_dir, argv[0]);
   if (*replay_cmd) return expr::cli::replay(replay_dir, replay_series, replay_out);
   if (*metrics_cmd) return expr::cli::metrics();
+  if (*new_plugin_cmd) {
+    using expr::cli::PluginKind;
+    return expr::cli::new_plugin(new_name, torch ? PluginKind::torch : cuda ? PluginKind::cuda : PluginKind::cpu, new_dir);
+  }
+  if (*new_series_cmd) return expr::cli::new_series(new_name, series_plugin, new_dir);
   return expr::cli::bad_input;
 }

@@ -245,7 +245,36 @@ experiments:
   CHECK(o.exit_code == 2);
   CHECK(has(o, "not_a_library.so: not a loadable shared library: "));
   CHECK(has(o, "no_entry.so: not an expr plugin: it exports no expr_plugin_abi_version() / expr_plugin_create()"));
-  CHECK(has(o, "abi_mismatch.so: built against expr plugin ABI version 999, but this expr speaks version 2"));
+  CHECK(has(o, "abi_mismatch.so: built against expr plugin ABI version 999, but this expr speaks version 3"));
+}
+
+#ifdef EXPR_E2E_LIBTORCH
+TEST_CASE("a plugin built against another LibTorch than expr's is refused, with both versions named") {
+  const auto o = validate("libtorch", "series: x\nexperiments:\n  - {name: a, plugin: libtorch_mismatch}\n");
+  INFO(o.all());
+  CHECK(o.exit_code == 2);
+  CHECK(has(o, "libtorch_mismatch.so: built differently from this expr (LibTorch: the plugin 0.1.0, this expr " EXPR_E2E_LIBTORCH ")"));
+}
+#endif
+
+TEST_CASE("two plugins of the same name are an error naming both files, and one file reached twice is one plugin") {
+  const auto dir = e2e::scratch("bad_duplicate");
+  std::filesystem::create_directories(dir / "plugins");
+  std::filesystem::copy_file(EXPR_TEST_PLUGIN_DIR "/faulty.so", dir / "plugins" / "faulty.so");
+  e2e::write(dir, "series.yaml", "series: x\nplugin_path: [plugins]\nexperiments:\n  - {name: a, plugin: faulty}\n");
+  auto o = e2e::expr(dir, "validate series.yaml");
+  INFO(o.all());
+  CHECK(o.exit_code == 2);
+  CHECK(has(o, "error: two plugins are named 'faulty': " + (dir / "plugins" / "faulty.so").string() +
+                   " (the series' plugin_path) and " EXPR_TEST_PLUGIN_DIR "/faulty.so ($EXPR_PLUGIN_PATH); remove or rename one"));
+  o = e2e::expr(dir, "list --plugin-path plugins");
+  CHECK(o.exit_code == 2);
+  CHECK(has(o, "error: two plugins are named 'faulty': plugins/faulty.so (--plugin-path) and " EXPR_TEST_PLUGIN_DIR "/faulty.so"));
+  // The test plugins' folder named twice is still one faulty.so.
+  o = e2e::expr(dir, "list --plugin-path " EXPR_TEST_PLUGIN_DIR);
+  CHECK_FALSE(has(o, "two plugins are named"));
+  CHECK(o.out.find("faulty — sums a vector; or fails on purpose\n  file: " EXPR_TEST_PLUGIN_DIR "/faulty.so (--plugin-path)") !=
+        std::string::npos);
 }
 
 TEST_CASE("run refuses bad input before running anything") {

@@ -66,6 +66,8 @@ int start_expr(const fs::path& dir, const std::vector<std::string>& args) {
   return pid;
 }
 
+std::string read_text(const fs::path& file) { return slurp(file); }
+
 nlohmann::json read_json(const fs::path& file) {
   std::ifstream in(file);
   if (!in) throw std::runtime_error("missing " + file.string());

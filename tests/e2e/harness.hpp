@@ -30,6 +30,7 @@ Outcome expr(const std::filesystem::path& dir, const std::string& args, const st
 int start_expr(const std::filesystem::path& dir, const std::vector<std::string>& args);
 
 nlohmann::json read_json(const std::filesystem::path& file);
+std::string read_text(const std::filesystem::path& file);
 
 // The experiment named `name` in a results.json document.
 const nlohmann::json& experiment(const nlohmann::json& results, const std::string& name);
