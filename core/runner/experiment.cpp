@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <optional>
 #include <set>
@@ -146,10 +147,16 @@ class Session {
     plugin_->verify(ctx_);
     sync();
     check_device("verify");
-    for (const auto& c : m_.correctness)
+    for (const auto& c : m_.correctness) {
+      // 0 / 0: an empty output against an empty reference (a size or batch of 0) is no wrong result.
+      if (std::isnan(c.relative_error))
+        throw PhaseError(fmt::format("{}: the relative error is NaN, so the result cannot be checked: the output or its reference "
+                                     "is empty or not finite (a parameter such as a size or batch of 0 leads to this)",
+                                     c.what));
       if (!c.ok())
         throw PhaseError(fmt::format("{}: relative error {:.3g} exceeds the tolerance {:.3g}; the variant computes the wrong result",
                                      c.what, c.relative_error, c.tolerance));
+    }
   }
 
   void warm_up() {
