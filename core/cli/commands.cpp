@@ -15,7 +15,7 @@ namespace expr::cli {
 namespace fs = std::filesystem;
 
 ExitCode outcome_code(const report::Tally& t) {
-  if (t.experiments_failed > 0) return experiment_failed;
+  if (t.experiments_failed > 0 || t.experiments_interrupted > 0) return experiment_failed;
   if (t.required_failed > 0) return required_guess_failed;
   return ok;
 }
@@ -125,12 +125,28 @@ int list(const std::vector<fs::path>& extra_dirs) {
   return status;
 }
 
+std::optional<report::RunLock> open_run_directory(const report::RunDirectory& dir, bool force, int& refused) {
+  try {
+    return dir.create(force);
+  } catch (const report::RunDirectoryRefused& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+    refused = e.why == report::RunDirectoryRefused::Why::holds_run ? bad_input : cannot_write;
+    return std::nullopt;
+  }
+}
+
 int show(const fs::path& run_dir) {
   try {
     const auto run = report::RunDirectory(run_dir).read();
     fmt::print("{}", report::terminal_report(run, ::isatty(STDOUT_FILENO)));
-    if (run.experiments.size() < run.planned)
-      fmt::print("\nincomplete: {} of {} planned experiments have a result\n", run.experiments.size(), run.planned);
+    const auto interrupted = report::tally(run).experiments_interrupted;
+    if (!run.interrupted.empty())
+      fmt::print("\nincomplete: the run was interrupted ({}); {} of {} planned experiments did not finish\n", run.interrupted,
+                 interrupted + run.planned - std::min(run.planned, run.experiments.size()), run.planned);
+    else if (run.experiments.size() < run.planned || run.finished.empty())
+      fmt::print("\nincomplete: the run ended before it finished (killed, or still running); {} of {} planned experiments have a "
+                 "result\n",
+                 run.experiments.size(), run.planned);
     return ok;
   } catch (const std::exception& e) {
     fmt::print(stderr, "error: {}\n", e.what());
@@ -176,11 +192,16 @@ std::map<std::string, std::vector<expect::CompiledGuess>> replay_guesses(const r
 
 }  // namespace
 
-int replay(const fs::path& run_dir, const std::optional<fs::path>& series_file, const std::optional<fs::path>& out) {
+int replay(const fs::path& run_dir, const std::optional<fs::path>& series_file, const std::optional<fs::path>& out, bool force) {
   report::RunResult recorded;
   std::map<std::string, std::vector<expect::CompiledGuess>> guesses;
   try {
     recorded = report::RunDirectory(run_dir).read();
+    // The recorded traces are read now, so that a damaged one is bad input, not a failure to write.
+    for (const auto& e : recorded.experiments) {
+      if (e.measurement.trace) e.measurement.trace->record_count();
+      if (e.measurement.cold && e.measurement.cold->trace) e.measurement.cold->trace->record_count();
+    }
     guesses = replay_guesses(recorded, series_file);
   } catch (const util::InputError& e) {
     for (const auto& p : e.problems()) fmt::print(stderr, "{}\n", p.str());
@@ -199,17 +220,21 @@ int replay(const fs::path& run_dir, const std::optional<fs::path>& series_file, 
   run.environment = recorded.environment;
   run.started = recorded.started;
   run.finished = recorded.finished;
+  run.interrupted = recorded.interrupted;
   run.planned = recorded.experiments.size();
   run.run_dir = out.value_or(run_dir);
   report::Multiplex outputs;
+  std::optional<report::RunLock> lock;
   if (out) {
-    const report::RunDirectory dir(*out);
-    try {
-      dir.create();
-    } catch (const std::exception& e) {
-      fmt::print(stderr, "error: {}\n", e.what());
-      return cannot_write;
+    std::error_code ec;
+    if (fs::equivalent(*out, run_dir, ec)) {
+      fmt::print(stderr, "error: --out {} is the recorded run itself; replay into another directory\n", out->string());
+      return bad_input;
     }
+    const report::RunDirectory dir(*out);
+    int refused = 0;
+    lock = open_run_directory(dir, force, refused);
+    if (!lock) return refused;
     outputs.add(report::sinks::native_traces(dir));
     outputs.add(report::sinks::chrome_traces(dir));
     outputs.add(report::sinks::results_json(dir));

@@ -10,6 +10,7 @@
 #include "report/assembler.hpp"
 #include "report/run_directory.hpp"
 #include "report/sinks.hpp"
+#include "runner/interrupt.hpp"
 #include "runner/series_runner.hpp"
 #include "util/atomic_file.hpp"
 
@@ -86,8 +87,10 @@ int run(const RunArgs& args) {
   const report::RunDirectory dir(args.out.value_or(default_run_dir(plan.name)));
   run.run_dir = dir.root();
   run.started = report::utc_now();
+  int refused = 0;
+  const auto lock = open_run_directory(dir, args.force, refused);  // held until the run has written everything
+  if (!lock) return refused;
   try {
-    dir.create();
     std::ifstream series_text(args.series);
     util::write_atomically(dir.series_copy(), std::string(std::istreambuf_iterator<char>(series_text), {}));
   } catch (const std::exception& e) {
@@ -95,12 +98,15 @@ int run(const RunArgs& args) {
     return cannot_write;
   }
 
+  // From here on Ctrl-C and SIGTERM stop the run (runner/interrupt.hpp) instead of ending expr.
+  const runner::Interrupts interrupts;
   const auto probe = runner::probe_devices();
   run.environment = report::host_environment();
   for (const auto& [k, v] : probe.environment) run.environment[k] = v;
   if (probe.devices == 0) run.environment["cuda"] = probe.unavailable;
 
-  runner::RunOptions options{[&dir](const std::string& experiment) { return dir.files(experiment); }, args.filter, std::nullopt};
+  runner::RunOptions options{[&dir](const std::string& experiment) { return dir.files(experiment); }, args.filter, std::nullopt,
+                             &interrupts};
   if (args.device) options.device = *args.device == "cuda" ? Device::cuda : Device::cpu;
 
   report::Multiplex outputs;
@@ -120,12 +126,19 @@ int run(const RunArgs& args) {
     outputs.begin(run);
     runner::run_series(plan, probe, options, observer);
     run.finished = report::utc_now();
+    run.interrupted = interrupts.name();
     assembler.finish();
   } catch (const std::exception& e) {
     fmt::print(stderr, "\nerror: {}\n", e.what());
     return cannot_write;
   }
   fmt::print("\nresults: {}\n", dir.results().string());
+  if (interrupts.count() > 0) {
+    const auto t = report::tally(run);
+    fmt::print(stderr, "interrupted ({}): {} of {} experiments did not finish; they are marked \"interrupted\" in {}\n", run.interrupted,
+               t.experiments_interrupted, run.planned, dir.results().string());
+    return interrupted_base + interrupts.first_signal();
+  }
   return outcome_code(report::tally(run));
 }
 

@@ -68,7 +68,9 @@ class TraceSource {
   std::shared_ptr<State> state_;
 };
 
-enum class Status { ok, failed, crashed, timed_out, skipped };
+// interrupted: the run was stopped (Ctrl-C, SIGTERM) before this experiment finished; what it
+// measured before is kept.
+enum class Status { ok, failed, crashed, timed_out, skipped, interrupted };
 std::string_view to_string(Status status);
 std::optional<Status> status_from(std::string_view name);
 

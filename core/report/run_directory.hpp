@@ -9,12 +9,16 @@
 //   RUN_DIR/experiments/NAME/cold_trace.json     the cold first call traced, when a guess reads cold.*
 //   RUN_DIR/experiments/NAME/cold_worker.log     what that second worker printed
 //
+// A run holds an exclusive flock on RUN_DIR while it writes it, so two runs never write one
+// directory; the kernel drops the lock when the run ends, however it ends, so none outlives it.
 // Reading accepts expr.results/1 as well, so recorded runs keep replaying.
 #pragma once
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "report/run_result.hpp"
 #include "runner/series_runner.hpp"
@@ -22,6 +26,28 @@
 namespace expr::report {
 
 inline constexpr const char* results_schema = "expr.results/2";
+
+// Why a run may not write a directory (RunDirectory::create).
+struct RunDirectoryRefused : std::runtime_error {
+  enum class Why { in_use, holds_run, cannot_write } why;
+  RunDirectoryRefused(Why w, const std::string& message) : std::runtime_error(message), why(w) {}
+};
+
+// The lock a run holds on its directory; released when destroyed (or when the process ends).
+class RunLock {
+ public:
+  RunLock(RunLock&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+  RunLock& operator=(RunLock&& other) noexcept {
+    std::swap(fd_, other.fd_);
+    return *this;
+  }
+  ~RunLock();
+
+ private:
+  friend class RunDirectory;
+  explicit RunLock(int fd) : fd_(fd) {}
+  int fd_;
+};
 
 class RunDirectory {
  public:
@@ -39,8 +65,11 @@ class RunDirectory {
   std::filesystem::path cold_trace(const std::string& name) const { return experiment(name) / "cold_trace.json"; }
   std::filesystem::path cold_worker_log(const std::string& name) const { return experiment(name) / "cold_worker.log"; }
 
-  // Creates the directory; throws std::runtime_error with the system's reason when it cannot.
-  void create() const;
+  // Creates the directory and locks it for a run. Throws RunDirectoryRefused: in_use when another
+  // process holds its lock; holds_run when it holds an earlier run (its results.json, series.yaml
+  // or experiment folders) and `replace` is false (with `replace`, that run's files are removed);
+  // cannot_write with the system's reason.
+  RunLock create(bool replace) const;
   // Where an experiment's worker writes (runner/series_runner.hpp); creates the experiment's folder.
   runner::ExperimentFiles files(const std::string& experiment) const;
 

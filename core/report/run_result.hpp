@@ -43,6 +43,7 @@ struct RunResult {
   std::filesystem::path run_dir;
   std::string revision;           // the expr source revision that made the run
   std::string started, finished;  // ISO 8601, UTC; finished is empty while the run goes on
+  std::string interrupted;        // the signal that stopped the run early ("SIGINT"); empty when none did
   std::map<std::string, std::string> environment;
   std::size_t planned = 0;  // experiments in the plan: the run is complete once each has finished
   std::vector<ExperimentResult> experiments;
@@ -56,6 +57,7 @@ struct Tally {
   std::size_t confirmed = 0, contradicted = 0, not_evaluable = 0, pending = 0;
   std::size_t required_failed = 0;     // required and not confirmed
   std::size_t experiments_failed = 0;  // failed, crashed or timed out
+  std::size_t experiments_interrupted = 0;
 };
 Tally tally(const RunResult& run);
 

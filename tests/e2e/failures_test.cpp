@@ -127,7 +127,7 @@ experiments:
       - check: ranges("^sum$") == 2
         required: true
 )");
-  o = e2e::expr(dir, "run series.yaml --out run");
+  o = e2e::expr(dir, "run series.yaml --out run --force");
   INFO(o.all());
   CHECK(o.exit_code == 1);
   CHECK(o.out.find("(required)") != std::string::npos);
