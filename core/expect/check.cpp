@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <regex>
 
 #include "util/text.hpp"
@@ -180,9 +181,37 @@ Type type_of(Node& n, const std::vector<std::string>& experiments) {
 
 }  // namespace
 
+// A literal the judging could not use is an error now rather than a verdict lost later: a regex
+// that does not compile, a division by zero.
+void check_literals(const Check& check) {
+  const auto* guessed = std::get_if<Literal>(&check.guessed->expr);
+  if (check.comparison == Comparison::approx && guessed)
+    if (const auto* pattern = std::get_if<std::string>(&guessed->value)) {
+      try {
+        std::regex compiled(*pattern, std::regex::ECMAScript);
+      } catch (const std::regex_error& e) {
+        throw SyntaxError(check.guessed->begin, fmt::format("'{}' is not a valid regex: {}", *pattern, e.what()));
+      }
+    }
+  const std::function<void(const Node&)> no_zero_divisor = [&](const Node& n) {
+    if (const auto* b = std::get_if<Arithmetic>(&n.expr)) {
+      if (const auto* divisor = std::get_if<Literal>(&b->rhs->expr); b->op == '/' && divisor)
+        if (const auto* q = std::get_if<analysis::Quantity>(&divisor->value); q && q->value == 0)
+          throw SyntaxError(b->rhs->begin, "division by zero");
+      no_zero_divisor(*b->lhs);
+      no_zero_divisor(*b->rhs);
+    } else if (const auto* neg = std::get_if<Negation>(&n.expr)) {
+      no_zero_divisor(*neg->operand);
+    }
+  };
+  no_zero_divisor(*check.observed);
+  no_zero_divisor(*check.guessed);
+}
+
 void bind(Check& check, const std::vector<std::string>& experiments) {
   const auto observed = type_of(*check.observed, experiments);
   const auto guessed = type_of(*check.guessed, experiments);
+  check_literals(check);
   using K = Type::Kind;
   if (observed.kind == K::dynamic || guessed.kind == K::dynamic) return;
   if ((observed.kind == K::text) != (guessed.kind == K::text))
@@ -260,7 +289,12 @@ class Evaluator {
           } else {
             const auto l = number(eval(*e.lhs, ev), *e.lhs, ev);
             const auto r = number(eval(*e.rhs, ev), *e.rhs, ev);
-            return arithmetic(e.op, l, r);
+            // Undefined arithmetic is no value to judge: x / 0 would confirm both `== 1` and `== 0`.
+            if (e.op == '/' && r.value == 0) {
+              ev.unavailable = fmt::format("'{}' divides by zero: '{}' is 0", written(n), written(*e.rhs));
+              throw Stop{};
+            }
+            return finite(arithmetic(e.op, l, r), n, ev);
           }
         },
         n.expr);
@@ -291,7 +325,17 @@ class Evaluator {
       ev.absent = true;
       throw Stop{};
     }
+    if (const auto* q = std::get_if<Quantity>(&o.value)) return finite(*q, n, ev);
     return o.value;
+  }
+
+  std::string written(const Node& n) const { return text_.substr(n.begin, n.end - n.begin); }
+
+  // NaN compares false with everything and infinity equal to itself: neither is a value to judge.
+  Quantity finite(const Quantity& q, const Node& n, Evaluation& ev) const {
+    if (std::isfinite(q.value)) return q;
+    ev.unavailable = fmt::format("'{}' is {}, not a finite number", written(n), std::isnan(q.value) ? "NaN" : "infinite");
+    throw Stop{};
   }
 
   // Facts are typed only once read: a text fact in arithmetic cannot be judged.
@@ -335,6 +379,7 @@ class Evaluator {
 bool holds(Comparison c, const Value& observed, const Value& guessed, const std::optional<Tolerance>& tolerance) {
   if (const auto* o = std::get_if<std::string>(&observed)) {
     const auto& g = std::get<std::string>(guessed);
+    // The pattern is always a literal (the parser wants one after `~` with text), compiled once already by bind().
     if (c == Comparison::approx) return std::regex_search(*o, std::regex(g, std::regex::ECMAScript));
     return (c == Comparison::equal) == (*o == g);
   }

@@ -129,3 +129,36 @@ TEST_CASE("what cannot be judged says why") {
   CHECK(j.verdict == expect::Verdict::not_evaluable);
   CHECK(j.reason.find("is text (\"flash\"), not a number") != std::string::npos);
 }
+
+TEST_CASE("undefined arithmetic is not evaluable, with the reason, never a verdict") {
+  // x / 0 used to be infinity, and both `== 1` and `== 0` came out confirmed; NaN was judged.
+  auto self = timed("self", 1'000'000, 20'000);
+  self.facts["zero"] = "0";
+  self.facts["nan"] = "nan";
+  self.facts["huge"] = "1e308";
+  for (const auto* guess : {"host_time / fact(\"zero\") == 1", "host_time / fact(\"zero\") == 0"}) {
+    const auto j = judge(guess, self);
+    CHECK(j.verdict == expect::Verdict::not_evaluable);
+    CHECK(j.reason == "'host_time / fact(\"zero\")' divides by zero: 'fact(\"zero\")' is 0");
+  }
+  auto j = judge("fact(\"nan\") == 1", self);
+  CHECK(j.verdict == expect::Verdict::not_evaluable);
+  CHECK(j.reason == "'fact(\"nan\")' is NaN, not a finite number");
+  j = judge("fact(\"nan\") != 1", self);
+  CHECK(j.verdict == expect::Verdict::not_evaluable);
+  j = judge("fact(\"huge\") * 10 > 1", self);
+  CHECK(j.verdict == expect::Verdict::not_evaluable);
+  CHECK(j.reason == "'fact(\"huge\") * 10' is infinite, not a finite number");
+  // A literal zero divisor is known before anything runs.
+  CHECK(error_of("gpu_time / 0 == 1") == std::pair<std::size_t, std::string>{11, "division by zero"});
+  CHECK(error_of("kernels == 2 * (1 / 0)").second == "division by zero");
+  const auto j0 = judge("host_time * (1 / (3 - 3)) > 0us", self);  // not folded before the run: not evaluable then
+  CHECK(j0.verdict == expect::Verdict::not_evaluable);
+  CHECK(j0.reason == "'(1 / (3 - 3))' divides by zero: '(3 - 3)' is 0");
+}
+
+TEST_CASE("a text regex that does not compile is an error before anything runs") {
+  // It used to throw at judging time, and the whole run stopped there.
+  CHECK(error_of("fact(\"backend\") ~ \"fl(ash\"").second.find("'fl(ash' is not a valid regex") == 0);
+  CHECK(error_of("kernel.name ~ \"[\"").first == 14);
+}
