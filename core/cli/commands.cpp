@@ -16,7 +16,7 @@ namespace expr::cli {
 namespace fs = std::filesystem;
 
 ExitCode outcome_code(const report::Tally& t) {
-  if (t.experiments_failed > 0) return experiment_failed;
+  if (t.experiments_failed > 0 || t.experiments_interrupted > 0) return experiment_failed;
   if (t.required_failed > 0) return required_guess_failed;
   return ok;
 }
@@ -148,19 +148,32 @@ std::string resume_command(const std::string& program, const fs::path& run_dir) 
   return fmt::format("{} run --resume {}", shell_word(program), shell_word(run_dir.string()));
 }
 
+std::optional<report::RunLock> open_run_directory(const report::RunDirectory& dir, bool force, int& refused) {
+  try {
+    return dir.create(force);
+  } catch (const report::RunDirectoryRefused& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+    refused = e.why == report::RunDirectoryRefused::Why::holds_run ? bad_input : cannot_write;
+    return std::nullopt;
+  }
+}
+
 int show(const fs::path& run_dir, const std::string& program) {
   try {
     const auto run = report::RunDirectory(run_dir).read();
     fmt::print("{}", report::terminal_report(run, ::isatty(STDOUT_FILENO)));
+    const auto with_result = std::count_if(run.experiments.begin(), run.experiments.end(),
+                                           [](const auto& e) { return report::has_result(e.measurement); });
     // A run that ended has finished set; one that stopped before (kill -9, a reboot), or is still
-    // going, has not.
-    if (run.finished.empty()) {
-      const auto with_result = std::count_if(run.experiments.begin(), run.experiments.end(),
-                                             [](const auto& e) { return report::has_result(e.measurement); });
+    // going, has not. An interrupted run ended, but not all its experiments did.
+    if (!run.interrupted.empty())
+      fmt::print("\nincomplete: the run was interrupted ({}); {} of {} planned experiments did not finish. This runs them:\n  {}\n",
+                 run.interrupted, report::tally(run).experiments_interrupted + run.planned - std::min(run.planned, run.experiments.size()),
+                 run.planned, resume_command(program, run_dir));
+    else if (run.finished.empty())
       fmt::print("\nincomplete: the run has not ended; {} of {} planned experiments have a result. If it stopped, this runs the "
                  "others:\n  {}\n",
                  with_result, run.planned, resume_command(program, run_dir));
-    }
     return ok;
   } catch (const std::exception& e) {
     fmt::print(stderr, "error: {}\n", e.what());
@@ -222,11 +235,16 @@ ReplayGuesses replay_guesses(const report::RunResult& recorded, const std::optio
 
 }  // namespace
 
-int replay(const fs::path& run_dir, const std::optional<fs::path>& series_file, const std::optional<fs::path>& out) {
+int replay(const fs::path& run_dir, const std::optional<fs::path>& series_file, const std::optional<fs::path>& out, bool force) {
   report::RunResult recorded;
   ReplayGuesses guesses;
   try {
     recorded = report::RunDirectory(run_dir).read();
+    // The recorded traces are read now, so that a damaged one is bad input, not a failure to write.
+    for (const auto& e : recorded.experiments) {
+      if (e.measurement.trace) e.measurement.trace->record_count();
+      if (e.measurement.cold && e.measurement.cold->trace) e.measurement.cold->trace->record_count();
+    }
     guesses = replay_guesses(recorded, series_file);
   } catch (const util::InputError& e) {
     for (const auto& p : e.problems()) fmt::print(stderr, "{}\n", p.str());
@@ -245,17 +263,21 @@ int replay(const fs::path& run_dir, const std::optional<fs::path>& series_file, 
   run.environment = recorded.environment;
   run.started = recorded.started;
   run.finished = recorded.finished;
+  run.interrupted = recorded.interrupted;
   run.planned = recorded.experiments.size();
   run.run_dir = out.value_or(run_dir);
   report::Multiplex outputs;
+  std::optional<report::RunLock> lock;
   if (out) {
-    const report::RunDirectory dir(*out);
-    try {
-      dir.create();
-    } catch (const std::exception& e) {
-      fmt::print(stderr, "error: {}\n", e.what());
-      return cannot_write;
+    std::error_code ec;
+    if (fs::equivalent(*out, run_dir, ec)) {
+      fmt::print(stderr, "error: --out {} is the recorded run itself; replay into another directory\n", out->string());
+      return bad_input;
     }
+    const report::RunDirectory dir(*out);
+    int refused = 0;
+    lock = open_run_directory(dir, force, refused);
+    if (!lock) return refused;
     outputs.add(report::sinks::native_traces(dir));
     outputs.add(report::sinks::chrome_traces(dir));
     outputs.add(report::sinks::results_json(dir));

@@ -8,6 +8,7 @@
 
 #include "expect/guesses.hpp"
 #include "expect/sweep.hpp"
+#include "report/run_directory.hpp"
 #include "report/run_result.hpp"
 #include "series/plan.hpp"
 
@@ -18,8 +19,10 @@ enum ExitCode : int {
   ok = 0,
   required_guess_failed = 1,  // a guess marked required was contradicted or could not be judged
   bad_input = 2,              // usage, series file, plugin or guess errors: nothing ran
-  experiment_failed = 3,      // an experiment failed, crashed or timed out (takes precedence over 1)
-  cannot_write = 4,           // the run directory could not be written
+  experiment_failed = 3,      // an experiment failed, crashed, timed out or was interrupted (takes precedence over 1)
+  cannot_write = 4,           // the run directory could not be written, or another run is writing it
+  // `expr run` stopped by a signal exits with 128 + its number: 130 for SIGINT, 143 for SIGTERM.
+  interrupted_base = 128,
 };
 
 // The exit code a finished run (or replay) earns.
@@ -33,6 +36,7 @@ struct RunArgs {
   std::optional<std::string> device;
   std::vector<std::string> axes;  // --axis NAME=VALUES (series/axes.hpp)
   bool dry_run = false;           // list the experiments (every sweep point) and stop
+  bool force = false;             // --out may hold an earlier run, which is replaced
 };
 
 // A series read, checked against its plugins and with every guess compiled: what `run` needs
@@ -56,7 +60,11 @@ int show(const std::filesystem::path& run_dir, const std::string& program);
 // The shell command that resumes the run in `run_dir`.
 std::string resume_command(const std::string& program, const std::filesystem::path& run_dir);
 int replay(const std::filesystem::path& run_dir, const std::optional<std::filesystem::path>& series,
-           const std::optional<std::filesystem::path>& out);
+           const std::optional<std::filesystem::path>& out, bool force);
+
+// Creates and locks a run directory for `run` or `replay` (report::RunDirectory::create). On
+// refusal prints why and gives the exit code in `refused`.
+std::optional<report::RunLock> open_run_directory(const report::RunDirectory& dir, bool force, int& refused);
 int metrics();
 
 // `expr new plugin NAME [--torch|--cuda] [--dir D]`: a plugin project outside expr's tree (a

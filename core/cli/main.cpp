@@ -18,12 +18,14 @@ int main(int argc, char** argv) {
                                    "values, in every experiment whose plugin has it; repeatable")
                    ->allow_extra_args(false);
   run_cmd->add_flag("--dry-run", run.dry_run, "list the experiments, one per sweep point, and run nothing");
+  auto* force = run_cmd->add_flag("--force", run.force, "--out may hold an earlier run: replace it (its results, reports and experiment folders)");
   run_cmd->add_option("--resume", run.resume, "take up the run in this directory: run only its experiments without a result, "
                       "with the options it was started with")
       ->excludes(filter)
       ->excludes(out)
       ->excludes(device)
-      ->excludes(axis);
+      ->excludes(axis)
+      ->excludes(force);
 
   std::filesystem::path validate_file;
   auto* validate_cmd = app.add_subcommand("validate", "check a series file and its expectations without running anything");
@@ -45,6 +47,8 @@ int main(int argc, char** argv) {
   replay_cmd->add_option("run_dir", replay_dir, "run directory (or recorded data) with results.json")->required();
   replay_cmd->add_option("--series", replay_series, "take the series' own expectations from this file instead");
   replay_cmd->add_option("--out", replay_out, "write results.json, reports and Chrome traces here");
+  bool replay_force = false;
+  replay_cmd->add_flag("--force", replay_force, "--out may hold an earlier run: replace it");
 
   auto* metrics_cmd = app.add_subcommand("metrics", "list what expectations can ask about");
 
@@ -80,7 +84,7 @@ int main(int argc, char** argv) {
   if (*validate_cmd) return expr::cli::validate(validate_file, validate_axes);
   if (*list_cmd) return expr::cli::list(list_dirs);
   if (*show_cmd) return expr::cli::show(show_dir, argv[0]);
-  if (*replay_cmd) return expr::cli::replay(replay_dir, replay_series, replay_out);
+  if (*replay_cmd) return expr::cli::replay(replay_dir, replay_series, replay_out, replay_force);
   if (*metrics_cmd) return expr::cli::metrics();
   if (*new_plugin_cmd) {
     using expr::cli::PluginKind;

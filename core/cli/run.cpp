@@ -13,6 +13,7 @@
 #include "report/run_directory.hpp"
 #include "report/resume.hpp"
 #include "report/sinks.hpp"
+#include "runner/interrupt.hpp"
 #include "runner/series_runner.hpp"
 #include "util/atomic_file.hpp"
 
@@ -69,16 +70,20 @@ void record_request(const report::RunDirectory& dir, const report::RunRequest& r
 }
 
 // Runs every point of the loaded plan that `run` has no result for yet (`restored` are those an
-// earlier attempt finished), the outputs hearing of each as it ends.
+// earlier attempt finished), the outputs hearing of each as it ends; Ctrl-C or SIGTERM stop it,
+// and what did not finish is recorded as interrupted. The caller holds the run directory's lock.
 int execute(LoadedSeries& loaded, report::RunResult& run, const report::RunDirectory& dir, const report::RunRequest& request,
             std::vector<report::FinishedExperiment> restored) {
+  // From here on Ctrl-C and SIGTERM stop the run (runner/interrupt.hpp) instead of ending expr.
+  const runner::Interrupts interrupts;
   const auto probe = runner::probe_devices();
   // A resumed run keeps what its first attempt recorded of the machine, and adds what it lacked.
   for (const auto& [k, v] : report::host_environment()) run.environment.try_emplace(k, v);
   for (const auto& [k, v] : probe.environment) run.environment.try_emplace(k, v);
   if (probe.devices == 0) run.environment.try_emplace("cuda", probe.unavailable);
 
-  runner::RunOptions options{[&dir](const std::string& experiment) { return dir.files(experiment); }, request.filter, std::nullopt};
+  runner::RunOptions options{[&dir](const std::string& experiment) { return dir.files(experiment); }, request.filter, std::nullopt,
+                             &interrupts};
   if (request.device) options.device = *request.device == "cuda" ? Device::cuda : Device::cpu;
 
   report::Multiplex outputs;
@@ -104,18 +109,38 @@ int execute(LoadedSeries& loaded, report::RunResult& run, const report::RunDirec
     outputs.begin(run);
     runner::run_series(to_run, probe, options, observer);
     run.finished = report::utc_now();
+    run.interrupted = interrupts.name();
     assembler.finish();
   } catch (const std::exception& e) {
     fmt::print(stderr, "\nerror: {}\n", e.what());
     return cannot_write;
   }
   fmt::print("\nresults: {}\n", dir.results().string());
+  if (interrupts.count() > 0) {
+    const auto t = report::tally(run);
+    fmt::print(stderr, "interrupted ({}): {} of {} experiments did not finish; they are marked \"interrupted\" in {}, and "
+               "`expr run --resume {}` runs them\n",
+               run.interrupted, t.experiments_interrupted, run.planned, dir.results().string(), dir.root().string());
+    return interrupted_base + interrupts.first_signal();
+  }
   return outcome_code(report::tally(run));
 }
 
 // `expr run --resume RUN_DIR [SERIES]`: the run's own request again, its finished points kept.
 int resume(const RunArgs& args) {
   const report::RunDirectory dir(*args.resume);
+  // Taken before the run is read, so that no other run writes it meanwhile; held until the run has
+  // written everything. A dry run writes nothing and needs none; a directory that is not there has
+  // no run to resume, which reading it says.
+  std::optional<report::RunLock> lock;
+  if (!args.dry_run && fs::is_directory(dir.root())) {
+    try {
+      lock = dir.lock_for_resume();
+    } catch (const report::RunDirectoryRefused& e) {
+      fmt::print(stderr, "error: cannot resume: {}\n", e.what());
+      return cannot_write;
+    }
+  }
   report::RunPlan recorded;
   report::RunResult earlier;
   try {
@@ -214,8 +239,10 @@ int run(const RunArgs& args) {
   run.run_dir = dir.root();
   run.started = report::utc_now();
   const report::RunRequest request{fs::absolute(args.series), args.axes, args.filter, args.device};
+  int refused = 0;
+  const auto lock = open_run_directory(dir, args.force, refused);  // held until the run has written everything
+  if (!lock) return refused;
   try {
-    dir.create();
     record_request(dir, request, plan);
   } catch (const std::exception& e) {
     fmt::print(stderr, "error: cannot write the run directory {}: {}\n", dir.root().string(), e.what());

@@ -68,7 +68,9 @@ class TraceSource {
   std::shared_ptr<State> state_;
 };
 
-enum class Status { ok, failed, crashed, timed_out, skipped };
+// interrupted: the run was stopped (Ctrl-C, SIGTERM) before this experiment finished; what it
+// measured before is kept.
+enum class Status { ok, failed, crashed, timed_out, skipped, interrupted };
 
 // When a step of an experiment's worker began, in CLOCK_MONOTONIC nanoseconds (trace/clock.hpp),
 // one clock for the parent and its workers. The steps, in order: "spawned" (the parent, just

@@ -14,12 +14,13 @@ std::string_view to_string(Status s) {
     case Status::crashed: return "crashed";
     case Status::timed_out: return "timed_out";
     case Status::skipped: return "skipped";
+    case Status::interrupted: return "interrupted";
   }
   return "?";
 }
 
 std::optional<Status> status_from(std::string_view name) {
-  for (auto s : {Status::ok, Status::failed, Status::crashed, Status::timed_out, Status::skipped})
+  for (auto s : {Status::ok, Status::failed, Status::crashed, Status::timed_out, Status::skipped, Status::interrupted})
     if (to_string(s) == name) return s;
   return std::nullopt;
 }

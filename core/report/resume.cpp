@@ -33,7 +33,9 @@ RunPlan run_plan(const RunRequest& request, const series::Plan& plan) {
   return out;
 }
 
-bool has_result(const outcome::Measurement& m) { return m.status != outcome::Status::skipped; }
+bool has_result(const outcome::Measurement& m) {
+  return m.status != outcome::Status::skipped && m.status != outcome::Status::interrupted;
+}
 
 namespace {
 

@@ -1,8 +1,13 @@
 // results.json written and read, and the paths of a run directory.
 #include "report/run_directory.hpp"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/file.h>
+#include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 
 #include "outcome/measurement_json.hpp"
@@ -79,10 +84,51 @@ ParamValue param_from(const json& j) {
 
 }  // namespace
 
-void RunDirectory::create() const {
+RunLock::~RunLock() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+RunLock RunDirectory::lock(bool create) const {
+  using Why = RunDirectoryRefused::Why;
   std::error_code ec;
-  fs::create_directories(root_ / "experiments", ec);
-  if (ec) throw std::runtime_error(fmt::format("cannot create {}: {}", (root_ / "experiments").string(), ec.message()));
+  if (create) fs::create_directories(root_, ec);
+  if (ec) throw RunDirectoryRefused(Why::cannot_write, fmt::format("cannot write the run directory {}: {}", root_.string(), ec.message()));
+  const int fd = ::open(root_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0)
+    throw RunDirectoryRefused(Why::cannot_write, fmt::format("cannot write the run directory {}: {}", root_.string(), std::strerror(errno)));
+  RunLock lock(fd);
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    if (errno == EWOULDBLOCK)
+      throw RunDirectoryRefused(Why::in_use, fmt::format("{}: another expr run is writing this run directory; wait for it to end, "
+                                                         "or choose another --out",
+                                                         root_.string()));
+    throw RunDirectoryRefused(Why::cannot_write, fmt::format("cannot lock {}: {}", root_.string(), std::strerror(errno)));
+  }
+  return lock;
+}
+
+RunLock RunDirectory::lock_for_resume() const { return lock(false); }
+
+RunLock RunDirectory::create(bool replace) const {
+  using Why = RunDirectoryRefused::Why;
+  std::error_code ec;
+  auto held = lock(true);
+  // Only after the lock: a run that holds it may be creating these files right now.
+  const auto experiments = root_ / "experiments";
+  const bool earlier = fs::exists(results(), ec) || fs::exists(series_copy(), ec) || fs::exists(plan(), ec) ||
+                       (fs::is_directory(experiments, ec) && !fs::is_empty(experiments, ec));
+  if (earlier && !replace)
+    throw RunDirectoryRefused(Why::holds_run, fmt::format("{}: holds an earlier run; choose another --out, or add --force to replace "
+                                                          "that run (its results, reports and experiment folders are removed)",
+                                                          root_.string()));
+  if (earlier)
+    for (const auto& owned : {results(), summary(), junit(), html_report(), plots(), series_copy(), plan(), experiments}) {
+      fs::remove_all(owned, ec);
+      if (ec) throw RunDirectoryRefused(Why::cannot_write, fmt::format("cannot remove {}: {}", owned.string(), ec.message()));
+    }
+  fs::create_directories(experiments, ec);
+  if (ec) throw RunDirectoryRefused(Why::cannot_write, fmt::format("cannot create {}: {}", experiments.string(), ec.message()));
+  return held;
 }
 
 runner::ExperimentFiles RunDirectory::files(const std::string& name) const {
@@ -102,9 +148,11 @@ json to_json(const RunResult& run, const RunDirectory& dir) {
          {"environment", run.environment},
          {"experiments", json::array()}};
   const auto t = tally(run);
+  if (!run.interrupted.empty()) j["interrupted"] = run.interrupted;
   j["summary"] = {{"confirmed", t.confirmed},         {"contradicted", t.contradicted},
                   {"not_evaluable", t.not_evaluable}, {"pending", t.pending},
-                  {"required_failed", t.required_failed}, {"experiments_failed", t.experiments_failed}};
+                  {"required_failed", t.required_failed}, {"experiments_failed", t.experiments_failed},
+                  {"experiments_interrupted", t.experiments_interrupted}};
   for (const auto& e : run.experiments) {
     const auto& m = e.measurement;
     auto x = outcome::to_json(m);
@@ -176,6 +224,7 @@ RunResult RunDirectory::read() const {
     run.started = j.value("started", "");
     run.resumed = j.value("resumed", std::vector<std::string>{});
     run.finished = j.value("finished", "");
+    run.interrupted = j.value("interrupted", "");
     run.environment = j.value("environment", std::map<std::string, std::string>{});
     run.planned = j.value("planned", j.at("experiments").size());
     // A recorded guess is in no file at hand: its problems, when replay compiles it again, are

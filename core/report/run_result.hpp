@@ -51,6 +51,7 @@ struct RunResult {
   std::string revision;           // the expr source revision that made the run
   std::string started, finished;  // ISO 8601, UTC; finished is empty while the run goes on
   std::vector<std::string> resumed;  // when `expr run --resume` took the run up again, ISO 8601, UTC
+  std::string interrupted;        // the signal that stopped the run early ("SIGINT"); empty when none did
   std::map<std::string, std::string> environment;
   std::size_t planned = 0;  // experiments in the plan: the run is complete once each has finished
   std::vector<ExperimentResult> experiments;
@@ -64,6 +65,7 @@ struct Tally {
   std::size_t confirmed = 0, contradicted = 0, not_evaluable = 0, pending = 0;
   std::size_t required_failed = 0;     // required and not confirmed
   std::size_t experiments_failed = 0;  // failed, crashed or timed out
+  std::size_t experiments_interrupted = 0;
 };
 Tally tally(const RunResult& run);
 

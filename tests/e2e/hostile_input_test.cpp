@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 
 #include "harness.hpp"
 
@@ -286,4 +287,30 @@ experiments:
   CHECK(list.exit_code == 2);
   CHECK(list.out.find("faulty — ") != std::string::npos);
   CHECK(list.err.find("truncated.so: not a loadable shared library") != std::string::npos);
+}
+
+TEST_CASE("a recorded trace with numbers or references out of range is refused by replay, naming the row") {
+  // Found by fuzz_trace: a float where a whole number belongs was undefined behaviour; a name past
+  // the string table or a range that is its own parent sent `expr replay` out of bounds or round
+  // in circles.
+  const fs::path recorded = fs::path(EXPR_SOURCE_DIR) / "tests/data/cuda-probe-h200";
+  const auto replay_with = [&](const std::string& name, const std::function<void(nlohmann::json&)>& damage) {
+    const auto dir = e2e::scratch("hostile_trace_" + name);
+    fs::copy(recorded, dir / "run", fs::copy_options::recursive);
+    const auto trace_file = dir / "run/experiments/probe/expr_trace.json";
+    auto trace = e2e::read_json(trace_file);
+    damage(trace);
+    std::ofstream(trace_file) << trace.dump();
+    return e2e::expr(dir, "replay run");
+  };
+  auto o = replay_with("float", [](auto& t) { t["ranges"]["rows"][0][3] = 1.23e125; });
+  INFO(o.all());
+  CHECK(o.exit_code == 2);
+  CHECK(has(o, "expr_trace.json: ranges: 1.23e+125 is not a whole number in the range of its field"));
+  o = replay_with("name", [](auto& t) { t["kernels"]["rows"][0][0] = 4000000000u; });
+  CHECK(o.exit_code == 2);
+  CHECK(has(o, "expr_trace.json: kernels row 1: string 4000000000 is not in the string table"));
+  o = replay_with("parent", [](auto& t) { t["ranges"]["rows"][1][5] = 1; });
+  CHECK(o.exit_code == 2);
+  CHECK(has(o, "expr_trace.json: ranges row 2: parent 1 is not a range opened before it"));
 }
