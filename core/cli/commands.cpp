@@ -23,12 +23,12 @@ ExitCode outcome_code(const report::Tally& t) {
 namespace {
 
 // Each family's sweep guesses, checked against its axes. Throws util::InputError.
-std::vector<expect::SweepGuess> compile_sweep_guesses(const series::Plan& plan) {
+std::vector<expect::CompiledSweepGuess> compile_sweep_guesses(const series::Plan& plan) {
   std::vector<std::string> families;
   for (const auto& e : plan.experiments)
     if (std::find(families.begin(), families.end(), e.family) == families.end()) families.push_back(e.family);
   std::vector<util::Problem> problems;
-  std::vector<expect::SweepGuess> out;
+  std::vector<expect::CompiledSweepGuess> out;
   for (const auto& [family, spec] : plan.sweep_guesses) {
     std::vector<std::string> axes;
     const auto first = std::find_if(plan.experiments.begin(), plan.experiments.end(), [&](const auto& e) { return e.family == family; });

@@ -11,13 +11,13 @@ void Assembler::add(outcome::Measurement measurement, std::vector<expect::Compil
                     series::AxisPoint point) {
   if (family.empty()) family = measurement.experiment;
   ExperimentResult e{std::move(measurement), {}, std::move(family), std::move(point)};
-  std::vector<expect::Check> checks;
+  std::vector<expect::GuessTree> trees;
   for (auto& g : guesses) {
     e.guesses.push_back({std::move(g.spec), std::nullopt});
-    checks.push_back(std::move(g.check));
+    trees.push_back(std::move(g.tree));
   }
   run_.experiments.push_back(std::move(e));
-  checks_.push_back(std::move(checks));
+  trees_.push_back(std::move(trees));
   judge_ready(false);
   sink_.finished(run_, run_.experiments.back());
 }
@@ -41,12 +41,12 @@ void Assembler::judge_ready(bool final) {
     for (std::size_t k = 0; k < e.guesses.size(); ++k) {
       auto& g = e.guesses[k];
       if (g.judgement) continue;
-      const auto& check = checks_[i][k];
+      const auto& tree = trees_[i][k];
       // Each experiment the guess names, as the point it reads.
       std::map<std::string, std::string> reads;
       std::string unresolvable;
       bool ready = true;
-      for (const auto& other : check.reads.experiments) {
+      for (const auto& other : tree.reads.experiments) {
         const auto r = resolve(other, e.point, planned_);
         if (!r.problem.empty()) unresolvable = r.problem;
         reads[other] = r.experiment;
@@ -64,7 +64,7 @@ void Assembler::judge_ready(bool final) {
         return x ? &x->measurement : nullptr;
       };
       try {
-        g.judgement = expect::judge(check, e.measurement, find);
+        g.judgement = expect::judge(tree, e.measurement, find);
         for (const auto& [name, point] : reads)
           if (point != name) g.judgement->evidence += fmt::format("{}{} read as {}", g.judgement->evidence.empty() ? "" : "; ", name, point);
       } catch (const std::exception& err) {  // a recorded trace that cannot be read, say
