@@ -56,7 +56,7 @@ double mean(const std::vector<double>& v) {
 }
 
 // "5 in each of 3 traced iterations" or "per iteration: 5, 6, 5".
-std::string spread(const std::vector<double>& per_iteration, const std::function<std::string(double)>& show) {
+std::string per_iteration_text(const std::vector<double>& per_iteration, const std::function<std::string(double)>& show) {
   const bool same = std::adjacent_find(per_iteration.begin(), per_iteration.end(), std::not_equal_to<>()) == per_iteration.end();
   if (same) return fmt::format("{} in each of {} traced iterations", show(per_iteration.front()), per_iteration.size());
   std::string s = "per iteration:";
@@ -103,7 +103,7 @@ Observation per_iteration_figure(const trace::Trace& t, const std::vector<Record
                                  Quantity (*as)(double), std::vector<std::string> caveats) {
   const auto sums = per_iteration(t, records, keep, weight);
   const auto show = [as](double v) { return format(as(v)); };
-  std::string evidence = spread(sums, show);
+  std::string evidence = per_iteration_text(sums, show);
   const auto names = breakdown(t, records, keep);
   if (!names.empty()) evidence += " (" + names + " per iteration)";
   return {as(mean(sums)), evidence, std::move(caveats)};
@@ -169,7 +169,7 @@ Outcome activities(const outcome::Measurement& m, const MetricCall& call) {
   for (const auto& part : {breakdown(t, t.kernels, keep), breakdown(t, t.copies, keep), breakdown(t, t.memsets, keep)})
     if (!part.empty()) names += (names.empty() ? "" : ", ") + part;
   return Observation{count(mean(sums)),
-                     spread(sums, [](double v) { return util::format_number(v); }) + (names.empty() ? "" : " (" + names + " per iteration)"),
+                     per_iteration_text(sums, [](double v) { return util::format_number(v); }) + (names.empty() ? "" : " (" + names + " per iteration)"),
                      device_caveats(t)};
 }
 
@@ -185,7 +185,7 @@ Outcome busy_time(const outcome::Measurement& m, const MetricCall& call) {
   if (auto u = missing_trace(m, call.metric, Needs::device_trace)) return *u;
   const auto busy = busy_per_iteration(*m.trace);
   return Observation{time_ns(mean(busy)),
-                     spread(busy, [](double v) { return util::format_duration(v); }) + " (kernels, copies and memsets, overlaps counted once)",
+                     per_iteration_text(busy, [](double v) { return util::format_duration(v); }) + " (kernels, copies and memsets, overlaps counted once)",
                      device_caveats(*m.trace)};
 }
 
@@ -352,7 +352,7 @@ std::string stats_evidence(const outcome::Stats& s) {
   const auto samples = s.iterations > s.count ? fmt::format("{} batches of {} calls in all", s.count, s.iterations)
                                               : fmt::format("{} samples", s.count);
   return fmt::format("median of {}, min {}, max {}, spread {}{}", samples, util::format_duration(s.min),
-                     util::format_duration(s.max), util::format_percent(s.spread), s.converged ? "" : ", did not settle");
+                     util::format_duration(s.max), util::format_percent(s.spread), s.converged ? "" : ", did not converge");
 }
 
 Outcome gpu_time(const outcome::Measurement& m, const MetricCall&) {

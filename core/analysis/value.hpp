@@ -1,4 +1,4 @@
-// Values that metrics produce and expectations compare: numbers with a physical dimension, or text.
+// Values that metrics produce and guesses compare: numbers with a physical dimension, or text.
 #pragma once
 
 #include <string>

@@ -24,12 +24,12 @@ ExitCode outcome_code(const report::Tally& t) {
 namespace {
 
 // Each family's sweep guesses, checked against the axes of its points; adds what is wrong to `problems`.
-std::vector<expect::SweepGuess> compile_sweep_guesses(const std::vector<std::pair<std::string, series::GuessSpec>>& specs,
+std::vector<expect::CompiledSweepGuess> compile_sweep_guesses(const std::vector<std::pair<std::string, series::GuessSpec>>& specs,
                                                       const std::vector<report::PlannedPoint>& points, std::vector<util::Problem>& problems) {
   std::vector<std::string> families;
   for (const auto& p : points)
     if (std::find(families.begin(), families.end(), p.family) == families.end()) families.push_back(p.family);
-  std::vector<expect::SweepGuess> out;
+  std::vector<expect::CompiledSweepGuess> out;
   for (const auto& [family, spec] : specs) {
     std::vector<std::string> axes;
     const auto first = std::find_if(points.begin(), points.end(), [&](const auto& p) { return p.family == family; });
@@ -185,7 +185,7 @@ namespace {
 
 struct ReplayGuesses {
   std::map<std::string, std::vector<expect::CompiledGuess>> points;  // per experiment
-  std::vector<expect::SweepGuess> sweeps;
+  std::vector<expect::CompiledSweepGuess> sweeps;
 };
 
 // The guesses to judge again: the recorded ones, with the series' own (those about points and those

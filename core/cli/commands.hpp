@@ -44,7 +44,7 @@ struct RunArgs {
 struct LoadedSeries {
   series::Plan plan;
   std::vector<std::vector<expect::CompiledGuess>> guesses;  // parallel to plan.experiments
-  std::vector<expect::SweepGuess> sweep_guesses;
+  std::vector<expect::CompiledSweepGuess> sweep_guesses;
 };
 // Prints every problem and returns nothing on error. `axes` are --axis options.
 std::optional<LoadedSeries> load_series(const std::filesystem::path& file, const std::vector<std::string>& axes = {});

@@ -28,7 +28,7 @@ int main(int argc, char** argv) {
       ->excludes(force);
 
   std::filesystem::path validate_file;
-  auto* validate_cmd = app.add_subcommand("validate", "check a series file and its expectations without running anything");
+  auto* validate_cmd = app.add_subcommand("validate", "check a series file and its guesses without running anything");
   validate_cmd->add_option("series", validate_file, "series file (YAML)")->required();
   std::vector<std::string> validate_axes;
   validate_cmd->add_option("--axis", validate_axes, "NAME=V1,V2,...: as for run")->allow_extra_args(false);
@@ -43,14 +43,14 @@ int main(int argc, char** argv) {
 
   std::filesystem::path replay_dir;
   std::optional<std::filesystem::path> replay_series, replay_out;
-  auto* replay_cmd = app.add_subcommand("replay", "judge expectations again from a run's recorded measurements and traces");
+  auto* replay_cmd = app.add_subcommand("replay", "judge the guesses again from a run's recorded measurements and traces");
   replay_cmd->add_option("run_dir", replay_dir, "run directory (or recorded data) with results.json")->required();
-  replay_cmd->add_option("--series", replay_series, "take the series' own expectations from this file instead");
+  replay_cmd->add_option("--series", replay_series, "take the series' own guesses from this file instead");
   replay_cmd->add_option("--out", replay_out, "write results.json, reports and Chrome traces here");
   bool replay_force = false;
   replay_cmd->add_flag("--force", replay_force, "--out may hold an earlier run: replace it");
 
-  auto* metrics_cmd = app.add_subcommand("metrics", "list what expectations can ask about");
+  auto* metrics_cmd = app.add_subcommand("metrics", "list what guesses can ask about");
 
   auto* new_cmd = app.add_subcommand("new", "write a new plugin project or series file");
   new_cmd->require_subcommand(1);

@@ -14,13 +14,13 @@ std::string_view to_string(Verdict v) {
   return "?";
 }
 
-Check compile(std::string_view text, const std::vector<std::string>& experiments) {
-  auto check = parse(text);
-  check.bind(experiments);
-  return check;
+GuessTree compile(std::string_view text, const std::vector<std::string>& experiments) {
+  auto tree = parse(text);
+  tree.bind(experiments);
+  return tree;
 }
 
-std::variant<Check, util::Problem> compile(std::string_view text, const util::TextOrigin& origin,
+std::variant<GuessTree, util::Problem> compile(std::string_view text, const util::TextOrigin& origin,
                                            const std::vector<std::string>& experiments, std::string_view context) {
   try {
     return compile(text, experiments);
@@ -38,20 +38,20 @@ std::string tolerance_text(const Tolerance& t) {
 
 }  // namespace
 
-Judgement judge(const Check& check, const outcome::Measurement& self, const FindMeasurement& find) {
-  Evaluation observed{check.text, self, find};
-  Evaluation guessed{check.text, self, find};
-  const auto observed_value = check.observed->evaluate(observed);
-  const auto guessed_value = check.guessed->evaluate(guessed);
+Judgement judge(const GuessTree& tree, const outcome::Measurement& self, const FindMeasurement& find) {
+  Evaluation observed{tree.text, self, find};
+  Evaluation guessed{tree.text, self, find};
+  const auto observed_value = tree.observed->evaluate(observed);
+  const auto guessed_value = tree.guessed->evaluate(guessed);
 
   Judgement j;
   for (auto* ev : {&observed, &guessed}) {
     for (auto& e : ev->evidence) j.evidence += (j.evidence.empty() ? "" : "; ") + e;
     j.caveats.insert(j.caveats.end(), ev->caveats.begin(), ev->caveats.end());
   }
-  const auto guessed_text = std::string(check.guessed->written(check.text));
-  j.guessed = std::string(to_string(check.comparison)) + " " + guessed_text;
-  if (check.tolerance) j.guessed += tolerance_text(*check.tolerance);
+  const auto guessed_text = std::string(tree.guessed->written(tree.text));
+  j.guessed = std::string(to_string(tree.comparison)) + " " + guessed_text;
+  if (tree.tolerance) j.guessed += tolerance_text(*tree.tolerance);
 
   if (observed.absent || guessed.absent) {
     // The guess names a kernel or copy that did not run: the trace contradicts it.
@@ -65,10 +65,10 @@ Judgement judge(const Check& check, const outcome::Measurement& self, const Find
     return j;
   }
   j.observed = analysis::format(*observed_value);
-  if (!dynamic_cast<const Literal*>(check.guessed.get()))
-    j.guessed = std::string(to_string(check.comparison)) + " " + analysis::format(*guessed_value) + " (" + guessed_text + ")" +
-                (check.tolerance ? tolerance_text(*check.tolerance) : "");
-  const auto decision = check.decide(*observed_value, *guessed_value);
+  if (!dynamic_cast<const Literal*>(tree.guessed.get()))
+    j.guessed = std::string(to_string(tree.comparison)) + " " + analysis::format(*guessed_value) + " (" + guessed_text + ")" +
+                (tree.tolerance ? tolerance_text(*tree.tolerance) : "");
+  const auto decision = tree.decide(*observed_value, *guessed_value);
   if (const auto* not_evaluable = std::get_if<NotEvaluable>(&decision)) {
     j.verdict = Verdict::not_evaluable;
     j.reason = not_evaluable->reason;

@@ -16,11 +16,11 @@ namespace expr::expect {
 // Parses `text` and binds every name in it to a metric, a figure and, for `other.metric`, an
 // experiment from `experiments`; checks argument names, regexes, copy kinds and that both sides
 // have the same kind of value. Throws SyntaxError at the offending text.
-Check compile(std::string_view text, const std::vector<std::string>& experiments);
+GuessTree compile(std::string_view text, const std::vector<std::string>& experiments);
 
 // The same, with a problem as a value: reported, quoted and marked where `origin` says the text was
 // written, its message after `context` ("plugin copy, guess 2: ").
-std::variant<Check, util::Problem> compile(std::string_view text, const util::TextOrigin& origin,
+std::variant<GuessTree, util::Problem> compile(std::string_view text, const util::TextOrigin& origin,
                                            const std::vector<std::string>& experiments, std::string_view context = {});
 
 enum class Verdict { confirmed, contradicted, not_evaluable };
@@ -35,6 +35,6 @@ struct Judgement {
   std::vector<std::string> caveats;
 };
 
-Judgement judge(const Check& check, const outcome::Measurement& self, const FindMeasurement& find);
+Judgement judge(const GuessTree& tree, const outcome::Measurement& self, const FindMeasurement& find);
 
 }  // namespace expr::expect

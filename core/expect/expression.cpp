@@ -1,5 +1,5 @@
 // Each node's type rule next to its evaluation: Literal, Reference, Arithmetic, Negation, and the
-// comparison at the root (Check).
+// comparison at the root (GuessTree).
 #include "expect/expression.hpp"
 
 #include <fmt/format.h>
@@ -281,7 +281,7 @@ const char* const regex_needed = "`~` on text searches for a regex, written as a
 
 }  // namespace
 
-void Check::bind(const std::vector<std::string>& series_experiments) {
+void GuessTree::bind(const std::vector<std::string>& series_experiments) {
   Scope scope{series_experiments, reads};
   const auto o = observed->bind(scope);
   const auto g = guessed->bind(scope);
@@ -318,7 +318,7 @@ void Check::bind(const std::vector<std::string>& series_experiments) {
 
 // Facts are typed only once read, so whether text meets text and how text compares is checked here
 // for them too; values that are not finite numbers are never compared.
-std::variant<bool, NotEvaluable> Check::decide(const Value& observed_value, const Value& guessed_value) const {
+std::variant<bool, NotEvaluable> GuessTree::decide(const Value& observed_value, const Value& guessed_value) const {
   if (observed_value.index() != guessed_value.index())
     return NotEvaluable{fmt::format("cannot compare {} with {}", analysis::format(observed_value), analysis::format(guessed_value))};
   if (const auto* o = std::get_if<std::string>(&observed_value)) {

@@ -160,9 +160,9 @@ struct NotEvaluable {
   std::string reason;
 };
 
-// A whole guess: the comparison at the root of its tree. Its type rule (bind) checks that the sides
-// compare and compiles a `~ "regex"`; its evaluation (decide) compares the two values.
-struct Check {
+// A guess compiled: its text and its tree, the comparison at the root. Its type rule (bind) checks
+// that the sides compare and compiles a `~ "regex"`; its evaluation (decide) compares the two values.
+struct GuessTree {
   std::string text;
   NodePtr observed;
   Comparison comparison = Comparison::equal;

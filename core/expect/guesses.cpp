@@ -17,7 +17,7 @@ std::optional<CompiledGuess> compile_guess(const series::GuessSpec& spec, const 
     problems.push_back(std::move(*problem));
     return std::nullopt;
   }
-  return CompiledGuess{spec, std::move(std::get<Check>(compiled))};
+  return CompiledGuess{spec, std::move(std::get<GuessTree>(compiled))};
 }
 
 std::vector<std::vector<CompiledGuess>> compile_guesses(series::Plan& plan) {
@@ -39,7 +39,7 @@ std::vector<std::vector<CompiledGuess>> compile_guesses(series::Plan& plan) {
     const auto plugin_context = fmt::format("the guess of plugin {}: ", e.plugin->description().name);
     for (const auto& spec : e.guesses)
       if (auto g = compile_guess(spec, names, spec.origin == series::GuessOrigin::plugin ? plugin_context : "", problems)) {
-        e.trace_cold_call = e.trace_cold_call || g->check.reads.cold_call;
+        e.trace_cold_call = e.trace_cold_call || g->tree.reads.cold_call;
         compiled.push_back(std::move(*g));
       }
   }

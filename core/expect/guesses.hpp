@@ -16,7 +16,7 @@ namespace expr::expect {
 
 struct CompiledGuess {
   series::GuessSpec spec;
-  Check check;
+  GuessTree tree;
 };
 
 // One list per experiment of the plan, in the plan's order, and each experiment whose guesses read

@@ -128,12 +128,12 @@ class Parser {
  public:
   explicit Parser(std::string_view text) : text_(text), lexer_(text) {}
 
-  Check parse() {
+  GuessTree parse() {
     bound_length(text_);
     advance();
-    Check c;
+    GuessTree c;
     c.text = std::string(text_);
-    if (at_end()) throw SyntaxError(0, "empty expectation: write `observed OP guessed`, e.g. `kernels == 5`");
+    if (at_end()) throw SyntaxError(0, "empty guess: write `observed OP guessed`, e.g. `kernels == 5`");
     c.observed = sum();
     c.comparison = comparison();
     c.guessed = sum();
@@ -143,7 +143,7 @@ class Parser {
     if (c.tolerance && c.comparison != Comparison::approx)
       throw SyntaxError(c.tolerance->offset, c.tolerance->end,
                         "a tolerance only goes with `~`; write `~` instead of `" + std::string(to_string(c.comparison)) + "`");
-    if (!at_end()) throw SyntaxError(tok_.begin, tok_.end, "unexpected '" + token_text() + "' after the expectation");
+    if (!at_end()) throw SyntaxError(tok_.begin, tok_.end, "unexpected '" + token_text() + "' after the guess");
     return c;
   }
 
@@ -385,7 +385,7 @@ class Parser {
 
 }  // namespace
 
-Check parse(std::string_view text) { return Parser(text).parse(); }
+GuessTree parse(std::string_view text) { return Parser(text).parse(); }
 
 void bound_length(std::string_view text) {
   if (text.size() > max_guess_length)

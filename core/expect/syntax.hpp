@@ -18,7 +18,7 @@ namespace expr::expect {
 
 // The tree of `text`; throws SyntaxError where it does not parse, and where it is longer than
 // max_guess_length or nests deeper than max_nesting.
-Check parse(std::string_view text);
+GuessTree parse(std::string_view text);
 
 // Throws SyntaxError, at the bytes past the limit, when `text` is longer than max_guess_length.
 void bound_length(std::string_view text);

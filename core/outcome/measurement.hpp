@@ -1,5 +1,5 @@
 // What running one experiment produced: its status, timings, correctness, facts and trace.
-// Workers fill it, results.json stores it, analysis and expectations read it. A leaf of the
+// Workers fill it, results.json stores it, analysis and guesses read it. A leaf of the
 // pipeline: every stage after the trace model may use it, and it uses none of them.
 #pragma once
 

@@ -10,13 +10,13 @@ namespace expr::report {
 void Assembler::append(FinishedExperiment x) {
   if (x.family.empty()) x.family = x.measurement.experiment;
   ExperimentResult e{std::move(x.measurement), {}, std::move(x.family), std::move(x.point)};
-  std::vector<expect::Check> checks;
+  std::vector<expect::GuessTree> trees;
   for (auto& g : x.guesses) {
     e.guesses.push_back({std::move(g.spec), std::nullopt});
-    checks.push_back(std::move(g.check));
+    trees.push_back(std::move(g.tree));
   }
   run_.experiments.push_back(std::move(e));
-  checks_.push_back(std::move(checks));
+  trees_.push_back(std::move(trees));
 }
 
 void Assembler::add(FinishedExperiment experiment) {
@@ -50,12 +50,12 @@ void Assembler::judge_ready(bool final) {
     for (std::size_t k = 0; k < e.guesses.size(); ++k) {
       auto& g = e.guesses[k];
       if (g.judgement) continue;
-      const auto& check = checks_[i][k];
+      const auto& tree = trees_[i][k];
       // Each experiment the guess names, as the point it reads.
       std::map<std::string, std::string> reads;
       std::string unresolvable;
       bool ready = true;
-      for (const auto& other : check.reads.experiments) {
+      for (const auto& other : tree.reads.experiments) {
         const auto r = resolve(other, e.point, planned_);
         if (!r.problem.empty()) unresolvable = r.problem;
         reads[other] = r.experiment;
@@ -73,7 +73,7 @@ void Assembler::judge_ready(bool final) {
         return x ? &x->measurement : nullptr;
       };
       try {
-        g.judgement = expect::judge(check, e.measurement, find);
+        g.judgement = expect::judge(tree, e.measurement, find);
         for (const auto& [name, point] : reads)
           if (point != name) g.judgement->evidence += fmt::format("{}{} read as {}", g.judgement->evidence.empty() ? "" : "; ", name, point);
       } catch (const std::exception& err) {  // a recorded trace that cannot be read, say

@@ -36,7 +36,7 @@ class Assembler {
   // point (like_with_like.hpp); without it, names are taken as they are.
   void set_planned(std::vector<PlannedPoint> planned) { planned_ = std::move(planned); }
   // Guesses about whole sweeps, judged at the end over every point.
-  void set_sweep_guesses(std::vector<expect::SweepGuess> guesses) { sweep_guesses_ = std::move(guesses); }
+  void set_sweep_guesses(std::vector<expect::CompiledSweepGuess> guesses) { sweep_guesses_ = std::move(guesses); }
   // Judges everything still pending (experiments not in the run make their readers not
   // evaluable) and ends the run for the sinks.
   void finish();
@@ -47,9 +47,9 @@ class Assembler {
 
   RunResult& run_;
   Sink& sink_;
-  std::vector<std::vector<expect::Check>> checks_;
+  std::vector<std::vector<expect::GuessTree>> trees_;  // parallel to run_.experiments[i].guesses
   std::vector<PlannedPoint> planned_;
-  std::vector<expect::SweepGuess> sweep_guesses_;  // parallel to run_.experiments[i].guesses
+  std::vector<expect::CompiledSweepGuess> sweep_guesses_;
 };
 
 }  // namespace expr::report

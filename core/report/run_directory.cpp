@@ -256,7 +256,7 @@ RunResult RunDirectory::read() const {
       run.experiments.push_back(std::move(e));
     }
     for (const auto& g : j.value("sweep_guesses", json::array())) {
-      SweepVerdict s{g.at("family"), g.value("group", ""), {recorded(g), {}}};
+      JudgedSweepGuess s{g.at("family"), g.value("group", ""), {recorded(g), {}}};
       if (g.value("verdict", "pending") != "pending") s.guess.judgement = judgement_from(g);
       run.sweep_guesses.push_back(std::move(s));
     }

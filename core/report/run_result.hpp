@@ -29,8 +29,9 @@ struct ExperimentResult {
   series::AxisPoint point;   // its axis values, in axis order; empty when it has no axes
 };
 
-// A guess about a whole sweep (expect/sweep.hpp), one verdict per group of its other axes.
-struct SweepVerdict {
+// A guess about a whole sweep (expect/sweep.hpp) judged for one group of its other axes: a sweep
+// guess has one of these per group.
+struct JudgedSweepGuess {
   std::string family;
   std::string group;  // "dtype=bf16"; empty when the sweep has one axis
   JudgedGuess guess;
@@ -55,7 +56,7 @@ struct RunResult {
   std::map<std::string, std::string> environment;
   std::size_t planned = 0;  // experiments in the plan: the run is complete once each has finished
   std::vector<ExperimentResult> experiments;
-  std::vector<SweepVerdict> sweep_guesses;  // judged once the run ends
+  std::vector<JudgedSweepGuess> sweep_guesses;  // judged once the run ends
 
   const ExperimentResult* find(const std::string& experiment) const;
 };

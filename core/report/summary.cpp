@@ -54,7 +54,7 @@ std::string where(const JudgedGuess& x) {
 }
 
 // "sdpa" or, for one group of a sweep's other axes, "sdpa[dtype=bf16]".
-std::string sweep_name(const SweepVerdict& s) { return s.group.empty() ? s.family : s.family + "[" + s.group + "]"; }
+std::string sweep_name(const JudgedSweepGuess& s) { return s.group.empty() ? s.family : s.family + "[" + s.group + "]"; }
 
 std::string observed_cell(const JudgedGuess& x) {
   if (!x.judgement) return "pending";

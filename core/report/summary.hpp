@@ -15,7 +15,7 @@ Table comparison_table(const RunResult& run);
 
 std::string terminal_report(const RunResult& run, bool color);
 std::string markdown_report(const RunResult& run);
-// JUnit XML, for CI test reports: one test case per expectation, failing when a required one is not
+// JUnit XML, for CI test reports: one test case per guess, failing when a required one is not
 // confirmed, and one per experiment that failed to run.
 std::string junit_report(const RunResult& run);
 

@@ -268,14 +268,14 @@ class Reader final : public NodeReader {
     if (n["max_time"]) it.max_time = number(n["max_time"], "max_time", true, 0, 86400).value_or(it.max_time);
     if (n["max_noise"]) it.max_noise = number(n["max_noise"], "max_noise", false, 0, 1).value_or(it.max_noise);
     // Timing stops at max_time whatever else is asked: a min_time beyond it would never be reached,
-    // and the samples would be reported as settled when they were cut off.
+    // and the samples would be reported as converged when they were cut off.
     if ((n["min_time"] || n["max_time"]) && it.min_time > it.max_time)
       problem(n["min_time"] ? n["min_time"] : n["max_time"],
               fmt::format("min_time ({} s) is above max_time ({} s); timing stops at max_time", it.min_time, it.max_time));
   }
 
   // The worker times the host and then the device, each for up to max_time: a timeout shorter than
-  // both would stop every experiment that does not settle early and lose what it measured.
+  // both would stop every experiment that does not converge early and lose what it measured.
   void timeout_covers_timing(const YAML::Node& where, const ExperimentSpec& x) {
     if (x.timeout <= 2 * x.iterations.max_time)
       problem(where, fmt::format("timeout ({} s) must be longer than twice max_time ({} s): host and device timing each take up to "
@@ -306,10 +306,10 @@ class Reader final : public NodeReader {
         out.push_back({e.Scalar(), origin(e), false, ""});
         continue;
       }
-      if (!is_map(e, "an expectation")) continue;
-      only_keys(e, {"check", "required", "why"}, "an expectation");
+      if (!is_map(e, "a guess")) continue;
+      only_keys(e, {"check", "required", "why"}, "a guess");
       if (!e["check"]) {
-        problem(e, "an expectation written as a mapping needs 'check: <expectation>'");
+        problem(e, "a guess written as a mapping needs 'check: <guess>'");
         continue;
       }
       GuessSpec spec;
@@ -454,7 +454,7 @@ Series read(const std::filesystem::path& file) {
                                            util::shortened(*name), name->size(), NAME_MAX));
         else if (!is_identifier(*name))
           r.problem(e["name"], fmt::format("experiment name '{}' must be an identifier (letters, digits, _), so "
-                                           "expectations can refer to it as {}.gpu_time", *name, *name));
+                                           "guesses can refer to it as {}.gpu_time", *name, *name));
         else if (!names.insert(*name).second)
           r.problem(e["name"], fmt::format("a second experiment named '{}'", *name));
       }

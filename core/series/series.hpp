@@ -33,8 +33,11 @@ struct RawParam {
   bool from_defaults = false;  // series-wide: applies only to plugins that declare it
 };
 
-// A guess as written: in the series file (`expect:`) or returned by the plugin's guesses().
-// expect/guesses.hpp compiles it; report/ keeps it with its judgement.
+// A guess as written: in the series file (`expect:`) or returned by the plugin's guesses(). Its
+// life has one name per step: written (GuessSpec), compiled (expect::CompiledGuess, its text
+// parsed into an expect::GuessTree and bound), judged (report::JudgedGuess, with its
+// expect::Judgement); a sweep guess is compiled into an expect::CompiledSweepGuess and judged per
+// group into report::JudgedSweepGuess.
 enum class GuessOrigin { series, plugin };
 std::string_view to_string(GuessOrigin origin);
 

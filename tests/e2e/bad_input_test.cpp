@@ -98,7 +98,7 @@ experiments:
   CHECK(has(o, "series.yaml:8:20: error: parameter 'size' is a whole number, not '1.5'"));
 }
 
-TEST_CASE("an expectation that does not parse shows where, with a caret") {
+TEST_CASE("a guess that does not parse shows where, with a caret") {
   const auto o = validate("expect_syntax", R"(series: x
 experiments:
   - name: sums
@@ -132,10 +132,10 @@ experiments:
   INFO(o.all());
   CHECK(o.exit_code == 2);
   CHECK(has(o, "series.yaml:8:11: error: '=' is not a comparison; write '=='\n              = 1\n" + std::string(4 + 10, ' ') + "^\n"));
-  CHECK(has(o, "series.yaml:12:15: error: unexpected '1' after the expectation\n                1 1\n" + std::string(4 + 14, ' ') + "^\n"));
+  CHECK(has(o, "series.yaml:12:15: error: unexpected '1' after the guess\n                1 1\n" + std::string(4 + 14, ' ') + "^\n"));
 }
 
-TEST_CASE("an expectation naming an unknown metric, figure or experiment gets a suggestion") {
+TEST_CASE("a guess naming an unknown metric, figure or experiment gets a suggestion") {
   const auto o = validate("expect_names", R"(series: x
 experiments:
   - name: sums

@@ -48,7 +48,7 @@ TEST_CASE("parse errors point at the offending character") {
   CHECK(error_of("kernels = 5") == std::pair<std::size_t, std::string>{8, "'=' is not a comparison; write '=='"});
   CHECK(error_of("kernels == ").first == 11);
   CHECK(error_of("kernels(\"x\" == 1").second.find("expected ',' or ')'") != std::string::npos);
-  CHECK(error_of("kernels == 5 5").second == "unexpected '5' after the expectation");
+  CHECK(error_of("kernels == 5 5").second == "unexpected '5' after the guess");
   CHECK(error_of("kernels ~ 20").second.find("`~` needs a tolerance") == 0);
   CHECK(error_of("kernels == 5 ± 1").second.find("a tolerance only goes with `~`") == 0);
   CHECK(error_of("gpu_time < 5 parsecs") ==
@@ -210,7 +210,7 @@ TEST_CASE("a problem in a guess is a value, quoted and marked where the guess ca
         "series.yaml:4:13: error: the guess of plugin copy: kernel has no figure 'ocupancy'; did you mean 'occupancy'?\n"
         "    kernel.ocupancy > 1\n" +
             std::string(4 + 7, ' ') + "^~~~~~~~");
-  CHECK(std::holds_alternative<expect::Check>(expect::compile("kernel.occupancy > 1%", origin, experiments)));
+  CHECK(std::holds_alternative<expect::GuessTree>(expect::compile("kernel.occupancy > 1%", origin, experiments)));
 }
 
 TEST_CASE("binding finds what a guess reads besides its own warm measurement") {

@@ -176,7 +176,7 @@ class Context {
   virtual void report_correctness(std::string_view what, double relative_error, double tolerance) = 0;
 
   // Facts about this experiment (e.g. "backend" -> "flash"), shown with its results and readable
-  // from expectations as fact("backend").
+  // from guesses as fact("backend").
   virtual void report_fact(std::string_view key, std::string_view value) = 0;
 
   // Facts about the software the plugin runs on (e.g. "libtorch" -> "2.11.0"), kept with the
