@@ -20,4 +20,12 @@ std::string format(const Value& v) {
   return util::format_number(q.value);
 }
 
+std::string format_with_interval(const Quantity& q) {
+  if (!q.interval) return format(q);
+  Quantity low = q, high = q;
+  low.value = q.interval->low;
+  high.value = q.interval->high;
+  return format(q) + " [" + format(low) + " .. " + format(high) + "]";
+}
+
 }  // namespace expr::analysis

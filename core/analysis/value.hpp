@@ -1,9 +1,12 @@
 // Values that metrics produce and expectations compare: numbers with a physical dimension, or text.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
+
+#include "util/statistics.hpp"
 
 namespace expr::analysis {
 
@@ -26,9 +29,14 @@ struct Quantity {
   double value = 0;  // durations in ns, sizes in bytes, fractions as fractions
   Dimension dim;
   Display display = Display::number;
+  // For figures measured with noise (timings and what is computed from them): where the true
+  // value lies (analysis/noise.hpp). Empty for exact figures: counts, literals.
+  std::optional<util::Interval> interval = std::nullopt;
 };
 
 using Value = std::variant<Quantity, std::string>;
 std::string format(const Value& v);
+// "27.3 µs [26.9 µs .. 27.8 µs]": the value with its interval, when it has one.
+std::string format_with_interval(const Quantity& q);
 
 }  // namespace expr::analysis

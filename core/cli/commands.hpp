@@ -19,7 +19,8 @@ enum ExitCode : int {
   required_guess_failed = 1,  // a guess marked required was contradicted or could not be judged
   bad_input = 2,              // usage, series file, plugin or guess errors: nothing ran
   experiment_failed = 3,      // an experiment failed, crashed or timed out (takes precedence over 1)
-  cannot_write = 4,           // the run directory could not be written
+  cannot_write = 4,           // the run directory or the history could not be written
+  regression = 5,             // compared with a baseline, a regression beyond the gates
 };
 
 // The exit code a finished run (or replay) earns.
@@ -32,7 +33,13 @@ struct RunArgs {
   std::optional<std::string> device;
   std::vector<std::string> axes;  // --axis NAME=VALUES (series/axes.hpp)
   bool dry_run = false;           // list the experiments (every sweep point) and stop
+  std::optional<std::filesystem::path> history;  // --history PATH; default_history() otherwise
+  bool no_history = false;                       // --no-history: record nothing
 };
+
+// Where runs are recorded unless --history says otherwise: $EXPR_HISTORY, else
+// runs/history.sqlite (beside the run directories `expr run` makes by default).
+std::filesystem::path default_history();
 
 // A series read, checked against its plugins and with every guess compiled: what `run` needs
 // before anything runs.
@@ -54,5 +61,32 @@ int show(const std::filesystem::path& run_dir);
 int replay(const std::filesystem::path& run_dir, const std::optional<std::filesystem::path>& series,
            const std::optional<std::filesystem::path>& out);
 int metrics();
+
+// What the gate holds, from the command line over the series' `gates:`.
+struct GateArgs {
+  std::vector<std::string> thresholds;  // --threshold METRIC=FRACTION (5% or 0.05)
+  std::optional<bool> structure;        // --structure on|off
+  double alpha = 0.05;
+  bool across_environments = false;
+};
+
+struct HistoryArgs {
+  std::optional<std::filesystem::path> history;
+  std::string series;      // only this series
+  std::string experiment;  // with metric: this experiment's figure over time
+  std::string metric = "gpu_time";
+  std::size_t limit = 20;
+  GateArgs gate;  // what counts as a step
+};
+int history(const HistoryArgs& args);
+
+struct CompareArgs {
+  std::string base, candidate;  // run directories or history references (@last, @last~N, @last-good, @ID)
+  std::optional<std::filesystem::path> history;
+  std::string series;  // for references when the history holds several series and NEW names none
+  GateArgs gate;
+  std::optional<std::filesystem::path> markdown;  // also write the comparison here
+};
+int compare(const CompareArgs& args);
 
 }  // namespace expr::cli

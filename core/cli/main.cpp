@@ -3,6 +3,22 @@
 
 #include "cli/commands.hpp"
 
+namespace {
+
+// The options of a gate, shared by compare, run --baseline, calibrate and history (whose steps are
+// tested like a comparison, within one machine's runs).
+void add_gate_options(CLI::App& command, expr::cli::GateArgs& gate, bool across_machines = true) {
+  command.add_option("--threshold", gate.thresholds, "METRIC=FRACTION (gpu_time=3%): the smallest change that counts, over the series' gates; repeatable")
+      ->allow_extra_args(false);
+  command.add_option("--structure", gate.structure, "on|off: whether structural changes of the trace fail the gate (over the series' gates)")
+      ->transform(CLI::IsMember(std::map<std::string, bool>{{"on", true}, {"off", false}}));
+  command.add_option("--alpha", gate.alpha, "family-wise false-alarm rate of the timing tests (default 0.05)")->check(CLI::Range(1e-9, 0.5));
+  if (across_machines)
+    command.add_flag("--across-environments", gate.across_environments, "compare runs from different machines (GPU, driver, CUDA, CPU) anyway, loudly");
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   CLI::App app{"expr: guess what the trace shows, run the experiment, see which guesses the trace confirms"};
   app.require_subcommand(1);
@@ -17,6 +33,8 @@ int main(int argc, char** argv) {
                       "in every experiment whose plugin has it; repeatable")
       ->allow_extra_args(false);
   run_cmd->add_flag("--dry-run", run.dry_run, "list the experiments, one per sweep point, and run nothing");
+  run_cmd->add_option("--history", run.history, "record the run in this history database (default: $EXPR_HISTORY, else runs/history.sqlite)");
+  run_cmd->add_flag("--no-history", run.no_history, "record nothing in the history");
 
   std::filesystem::path validate_file;
   auto* validate_cmd = app.add_subcommand("validate", "check a series file and its expectations without running anything");
@@ -41,6 +59,24 @@ int main(int argc, char** argv) {
 
   auto* metrics_cmd = app.add_subcommand("metrics", "list what expectations can ask about");
 
+  expr::cli::HistoryArgs history;
+  auto* history_cmd = app.add_subcommand("history", "list the runs recorded, or one experiment's timing over them");
+  history_cmd->add_option("--history", history.history, "history database (default: $EXPR_HISTORY, else runs/history.sqlite)");
+  history_cmd->add_option("--series", history.series, "only runs of this series");
+  history_cmd->add_option("--experiment", history.experiment, "show this experiment's metric over the runs (its identity, e.g. sdpa[seq=2048])");
+  history_cmd->add_option("--metric", history.metric, "with --experiment: gpu_time or host_time")->check(CLI::IsMember({"gpu_time", "host_time"}));
+  history_cmd->add_option("--limit", history.limit, "at most this many runs, the newest");
+  add_gate_options(*history_cmd, history.gate, false);
+
+  expr::cli::CompareArgs compare;
+  auto* compare_cmd = app.add_subcommand("compare", "compare a candidate run with a baseline: timings, structure of the trace, the gate's verdict");
+  compare_cmd->add_option("base", compare.base, "the baseline: a run directory or a history reference (@last, @last~N, @last-good, @ID)")->required();
+  compare_cmd->add_option("new", compare.candidate, "the candidate: a run directory or a history reference")->required();
+  compare_cmd->add_option("--history", compare.history, "history database for references (default: $EXPR_HISTORY, else runs/history.sqlite)");
+  compare_cmd->add_option("--series", compare.series, "the series, when both runs are references and the history holds several");
+  compare_cmd->add_option("--markdown", compare.markdown, "also write the comparison as Markdown to this file");
+  add_gate_options(*compare_cmd, compare.gate);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -53,5 +89,7 @@ int main(int argc, char** argv) {
   if (*show_cmd) return expr::cli::show(show_dir);
   if (*replay_cmd) return expr::cli::replay(replay_dir, replay_series, replay_out);
   if (*metrics_cmd) return expr::cli::metrics();
+  if (*compare_cmd) return expr::cli::compare(compare);
+  if (*history_cmd) return expr::cli::history(history);
   return expr::cli::bad_input;
 }

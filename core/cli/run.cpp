@@ -7,6 +7,7 @@
 #include <regex>
 
 #include "cli/commands.hpp"
+#include "history/recorder.hpp"
 #include "report/assembler.hpp"
 #include "report/run_directory.hpp"
 #include "report/sinks.hpp"
@@ -76,6 +77,18 @@ int run(const RunArgs& args) {
     }
   }
 
+  // The history is opened before anything is written or run: a file that cannot be used stops the
+  // run here, not after an hour of measuring.
+  std::optional<history::Store> store;
+  if (!args.no_history) {
+    try {
+      store.emplace(args.history.value_or(default_history()));
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "error: {}\n(--history PATH records elsewhere, --no-history not at all)\n", e.what());
+      return cannot_write;
+    }
+  }
+
   report::RunResult run;
   run.id = report::new_run_id();
   run.revision = report::expr_revision();
@@ -110,6 +123,12 @@ int run(const RunArgs& args) {
   outputs.add(report::sinks::markdown_summary(dir));
   outputs.add(report::sinks::junit(dir));
   outputs.add(report::sinks::terminal_report());
+  history::Recorder* recorder = nullptr;
+  if (store) {
+    auto sink = std::make_unique<history::Recorder>(*store, plan.gates);
+    recorder = sink.get();
+    outputs.add(std::move(sink));
+  }
   report::Assembler assembler(run, outputs);
   std::vector<report::PlannedPoint> planned;
   for (const auto& e : plan.experiments) planned.push_back({e.name, e.family, e.point});
@@ -126,7 +145,10 @@ int run(const RunArgs& args) {
     return cannot_write;
   }
   fmt::print("\nresults: {}\n", dir.results().string());
-  return outcome_code(report::tally(run));
+  if (store) fmt::print("history: {} (run {})\n", store->file().string(), run.id);
+  const auto code = outcome_code(report::tally(run));
+  if (recorder && !recorder->error().empty() && code == ok) return cannot_write;
+  return code;
 }
 
 }  // namespace expr::cli

@@ -6,7 +6,9 @@
 #include <cmath>
 #include <regex>
 
+#include "analysis/noise.hpp"
 #include "util/text.hpp"
+#include "util/units.hpp"
 
 namespace expr::expect {
 
@@ -232,6 +234,9 @@ void collect_experiments(const Node& n, std::vector<std::string>& out) {
 
 // ---- Judging ------------------------------------------------------------------------------------
 
+// A figure's interval; an exact figure is its own.
+util::Interval bounds(const Quantity& q) { return q.interval.value_or(util::Interval{q.value, q.value}); }
+
 struct Evaluation {
   std::optional<Value> value;           // empty when something could not be evaluated
   std::string unavailable;              // why not
@@ -256,6 +261,7 @@ class Evaluator {
           } else if constexpr (std::is_same_v<E, Negation>) {
             auto q = number(eval(*e.operand, ev), n, ev);
             q.value = -q.value;
+            if (q.interval) q.interval = util::Interval{-q.interval->high, -q.interval->low};
             return q;
           } else {
             const auto l = number(eval(*e.lhs, ev), *e.lhs, ev);
@@ -285,7 +291,8 @@ class Evaluator {
       throw Stop{};
     }
     const auto& o = std::get<analysis::Observation>(outcome);
-    ev.evidence.push_back(fmt::format("{} = {}: {}", written, analysis::format(o.value), o.evidence));
+    const auto* q = std::get_if<Quantity>(&o.value);
+    ev.evidence.push_back(fmt::format("{} = {}: {}", written, q ? analysis::format_with_interval(*q) : analysis::format(o.value), o.evidence));
     ev.caveats.insert(ev.caveats.end(), o.caveats.begin(), o.caveats.end());
     if (o.absent) {
       ev.absent = true;
@@ -302,18 +309,34 @@ class Evaluator {
   }
 
   static Quantity arithmetic(char op, const Quantity& l, const Quantity& r) {
+    Quantity out;
     switch (op) {
-      case '+': return {l.value + r.value, l.dim, l.display};
-      case '-': return {l.value - r.value, l.dim, l.display};
+      case '+': out = {l.value + r.value, l.dim, l.display}; break;
+      case '-': out = {l.value - r.value, l.dim, l.display}; break;
       case '*': {
         const Dimension d{l.dim.time + r.dim.time, l.dim.bytes + r.dim.bytes};
-        return {l.value * r.value, d, d == l.dim ? l.display : d == r.dim ? r.display : Display::number};
+        out = {l.value * r.value, d, d == l.dim ? l.display : d == r.dim ? r.display : Display::number};
+        break;
       }
       default: {
         const Dimension d{l.dim.time - r.dim.time, l.dim.bytes - r.dim.bytes};
-        return {l.value / r.value, d, d == l.dim ? l.display : Display::number};
+        out = {l.value / r.value, d, d == l.dim ? l.display : Display::number};
       }
     }
+    if (l.interval || r.interval) out.interval = interval_arithmetic(op, bounds(l), bounds(r));
+    return out;
+  }
+
+  // Interval arithmetic: the result's interval holds every value the operands' intervals allow.
+  static util::Interval interval_arithmetic(char op, util::Interval l, util::Interval r) {
+    if (op == '+') return {l.low + r.low, l.high + r.high};
+    if (op == '-') return {l.low - r.high, l.high - r.low};
+    if (op == '/') {
+      if (r.low <= 0 && r.high >= 0) return {-INFINITY, INFINITY};  // dividing by what may be zero bounds nothing
+      r = {1 / r.high, 1 / r.low};
+    }
+    const double corners[] = {l.low * r.low, l.low * r.high, l.high * r.low, l.high * r.high};
+    return {*std::min_element(std::begin(corners), std::end(corners)), *std::max_element(std::begin(corners), std::end(corners))};
   }
 
  public:
@@ -332,14 +355,7 @@ class Evaluator {
   const FindMeasurement& find_;
 };
 
-bool holds(Comparison c, const Value& observed, const Value& guessed, const std::optional<Tolerance>& tolerance) {
-  if (const auto* o = std::get_if<std::string>(&observed)) {
-    const auto& g = std::get<std::string>(guessed);
-    if (c == Comparison::approx) return std::regex_search(*o, std::regex(g, std::regex::ECMAScript));
-    return (c == Comparison::equal) == (*o == g);
-  }
-  const double a = std::get<Quantity>(observed).value;
-  const double b = std::get<Quantity>(guessed).value;
+bool holds(Comparison c, double a, double b, const std::optional<Tolerance>& tolerance) {
   const bool same = std::fabs(a - b) <= 1e-9 * std::max(std::fabs(a), std::fabs(b));
   switch (c) {
     case Comparison::equal: return same;
@@ -355,6 +371,40 @@ bool holds(Comparison c, const Value& observed, const Value& guessed, const std:
     }
   }
   return false;
+}
+
+enum class Decision { holds, fails, within_noise };
+
+// Whether the comparison holds for every value the two intervals allow, for none, or for some
+// only: then the measurement cannot tell, and the guess is within noise.
+Decision decide(Comparison c, util::Interval o, util::Interval g, const std::optional<Tolerance>& tolerance) {
+  const auto of = [](bool b) { return b ? Decision::holds : Decision::fails; };
+  const bool overlap = o.low <= g.high && g.low <= o.high;
+  switch (c) {
+    case Comparison::equal: return overlap ? Decision::within_noise : Decision::fails;
+    case Comparison::not_equal: return overlap ? Decision::within_noise : Decision::holds;
+    case Comparison::approx: {
+      // The distance between the two ranges at its smallest and largest, against the tolerance at
+      // its tightest and loosest (a relative one scales with the guessed value).
+      const double nearest = overlap ? 0 : std::max(o.low - g.high, g.low - o.high);
+      const double farthest = std::max(o.high - g.low, g.high - o.low);
+      const double amount = tolerance->amount.value * (1 + 1e-12);
+      const bool relative = tolerance->kind == Tolerance::Kind::relative;
+      const double smallest_guess = overlap && g.low <= 0 && g.high >= 0 ? 0 : std::min(std::fabs(g.low), std::fabs(g.high));
+      const double tightest = relative ? amount * smallest_guess : amount;
+      const double loosest = relative ? amount * std::max(std::fabs(g.low), std::fabs(g.high)) : amount;
+      if (farthest <= tightest) return Decision::holds;
+      if (nearest > loosest) return Decision::fails;
+      return Decision::within_noise;
+    }
+    default: {
+      // An ordering holds everywhere when it holds at the corner least favourable to it, and nowhere
+      // when it fails at the most favourable one.
+      const bool at_high_low = holds(c, o.high, g.low, tolerance), at_low_high = holds(c, o.low, g.high, tolerance);
+      if (at_high_low == at_low_high) return of(at_high_low);
+      return Decision::within_noise;
+    }
+  }
 }
 
 std::string tolerance_text(const Tolerance& t) {
@@ -408,7 +458,28 @@ Judgement judge(const Check& check, const outcome::Measurement& self, const Find
     j.reason = fmt::format("cannot compare {} with {}", analysis::format(*observed.value), analysis::format(*guessed.value));
     return j;
   }
-  j.verdict = holds(check.comparison, *observed.value, *guessed.value, check.tolerance) ? Verdict::confirmed : Verdict::contradicted;
+  if (const auto* o = std::get_if<std::string>(&*observed.value)) {
+    const auto& g = std::get<std::string>(*guessed.value);
+    const bool ok = check.comparison == Comparison::approx ? std::regex_search(*o, std::regex(g, std::regex::ECMAScript))
+                                                           : (check.comparison == Comparison::equal) == (*o == g);
+    j.verdict = ok ? Verdict::confirmed : Verdict::contradicted;
+    return j;
+  }
+  const auto& o = std::get<Quantity>(*observed.value);
+  const auto& g = std::get<Quantity>(*guessed.value);
+  if (!o.interval && !g.interval) {
+    j.verdict = holds(check.comparison, o.value, g.value, check.tolerance) ? Verdict::confirmed : Verdict::contradicted;
+    return j;
+  }
+  switch (decide(check.comparison, bounds(o), bounds(g), check.tolerance)) {
+    case Decision::holds: j.verdict = Verdict::confirmed; break;
+    case Decision::fails: j.verdict = Verdict::contradicted; break;
+    case Decision::within_noise:
+      j.verdict = Verdict::not_evaluable;
+      j.reason = fmt::format("within noise: observed {}, guessed {}: the guess holds for part of these {} intervals only",
+                             analysis::format_with_interval(o), analysis::format_with_interval(g),
+                             util::format_percent(analysis::timing_confidence));
+  }
   return j;
 }
 
