@@ -353,10 +353,12 @@ std::string stats_evidence(const outcome::Stats& s) {
   const auto samples = s.iterations > s.count ? fmt::format("{} batches of {} calls in all", s.count, s.iterations)
                                               : fmt::format("{} samples", s.count);
   std::string interval;
-  if (const auto i = median_interval(s))
-    interval = fmt::format(", {} interval of the median {} .. {}{}", util::format_percent(timing_confidence), util::format_duration(i->low),
-                           util::format_duration(i->high),
+  if (const auto i = median_interval(s)) {
+    auto q = time_ns(s.median);
+    q.interval = i;
+    interval = fmt::format(", {} interval of the median {}{}", util::format_percent(timing_confidence), format_interval(q),
                            s.run_to_run > 0 ? fmt::format(" (with run-to-run noise {})", util::format_percent(s.run_to_run)) : "");
+  }
   return fmt::format("median of {}, min {}, max {}, spread {}{}{}", samples, util::format_duration(s.min), util::format_duration(s.max),
                      util::format_percent(s.spread), interval, s.converged ? "" : ", did not settle");
 }

@@ -46,11 +46,20 @@ const StructureFigure* Structure::find(const std::string& name) const {
   return nullptr;
 }
 
+FigureSource source_of(const std::string& figure) {
+  if (figure.starts_with("op ")) return FigureSource::op;
+  if (figure.starts_with("range ")) return FigureSource::range;
+  return FigureSource::device;
+}
+
 bool Structure::covers(const std::string& figure) const {
   if (!traced) return false;
-  if (figure.starts_with("op ")) return ops_traced;
-  if (figure.starts_with("range ")) return true;
-  return device_traced;
+  switch (source_of(figure)) {
+    case FigureSource::op: return ops_traced;
+    case FigureSource::range: return true;
+    case FigureSource::device: return device_traced;
+  }
+  return false;
 }
 
 Worse worse_when(const std::string& figure) {

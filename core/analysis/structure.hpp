@@ -34,6 +34,11 @@ struct Structure {
 // Reads the experiment's trace; throws std::runtime_error when its trace file cannot be read.
 Structure structure(const outcome::Measurement& m);
 
+// Where a figure comes from: the device's records, framework ops ("op NAME"), the plugin's ranges
+// ("range NAME"). Reports list them in this order.
+enum class FigureSource { device, op, range };
+FigureSource source_of(const std::string& figure);
+
 // Which way a figure gets worse: counts when there are more, occupancy when it is lower, the main
 // kernel's name, footprint and launch API whenever they change.
 enum class Worse { more, less, changed };

@@ -35,8 +35,11 @@ struct Quantity {
 };
 
 using Value = std::variant<Quantity, std::string>;
-std::string format(const Value& v);
-// "27.3 µs [26.9 µs .. 27.8 µs]": the value with its interval, when it has one.
+std::string format(const Value& v, int digits = 4);
+// "27.3 µs [26.9 µs .. 27.8 µs]": the value with its interval, when it has one, with as many digits
+// as it takes for the interval's ends to read apart.
 std::string format_with_interval(const Quantity& q);
+// The interval alone, "26.9 µs .. 27.8 µs", with as many digits; "" without one.
+std::string format_interval(const Quantity& q);
 
 }  // namespace expr::analysis

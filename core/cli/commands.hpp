@@ -8,7 +8,10 @@
 
 #include "expect/guesses.hpp"
 #include "expect/sweep.hpp"
+#include "history/compare.hpp"
+#include "history/store.hpp"
 #include "report/run_result.hpp"
+#include "runner/series_runner.hpp"
 #include "series/plan.hpp"
 
 namespace expr::cli {
@@ -17,14 +20,22 @@ namespace expr::cli {
 enum ExitCode : int {
   ok = 0,
   required_guess_failed = 1,  // a guess marked required was contradicted or could not be judged
-  bad_input = 2,              // usage, series file, plugin or guess errors: nothing ran
-  experiment_failed = 3,      // an experiment failed, crashed or timed out (takes precedence over 1)
+  bad_input = 2,              // usage, series file, plugin or guess errors: nothing ran; or runs that cannot be compared
+  experiment_failed = 3,      // an experiment failed, crashed or timed out (takes precedence over 5 and 1)
   cannot_write = 4,           // the run directory or the history could not be written
-  regression = 5,             // compared with a baseline, a regression beyond the gates
+  regression = 5,             // compared with a baseline, a regression beyond the gates (takes precedence over 1)
 };
 
 // The exit code a finished run (or replay) earns.
 ExitCode outcome_code(const report::Tally& tally);
+
+// What the gate holds, from the command line over the series' `gates:`.
+struct GateArgs {
+  std::vector<std::string> thresholds;  // --threshold METRIC=FRACTION (5% or 0.05)
+  std::optional<bool> structure;        // --structure on|off
+  double alpha = 0.05;
+  bool across_environments = false;
+};
 
 struct RunArgs {
   std::filesystem::path series;
@@ -35,6 +46,8 @@ struct RunArgs {
   bool dry_run = false;           // list the experiments (every sweep point) and stop
   std::optional<std::filesystem::path> history;  // --history PATH; default_history() otherwise
   bool no_history = false;                       // --no-history: record nothing
+  std::optional<std::string> baseline;           // --baseline REF: gate the run against it
+  GateArgs gate;
 };
 
 // Where runs are recorded unless --history says otherwise: $EXPR_HISTORY, else
@@ -55,20 +68,44 @@ std::optional<LoadedSeries> load_series(const std::filesystem::path& file, const
 void print_expansion(const series::Plan& plan);
 
 int run(const RunArgs& args);
+
+// One execution of a series into a run directory: what `expr run`, each run of `expr calibrate` and
+// the second measurement of inconclusive experiments share.
+struct Execution {
+  std::optional<std::string> filter;
+  std::optional<Device> device;
+  history::Store* store = nullptr;  // record the run here
+  history::Noise noise;             // each point's calibrated run-to-run noise, carried by its timings
+  bool terminal_report = true;
+};
+struct Executed {
+  report::RunResult run;
+  std::string history_error;  // the history stopped recording this run, and why
+};
+// Throws std::runtime_error when the run directory cannot be written.
+Executed execute(LoadedSeries loaded, const std::filesystem::path& series_file, const std::filesystem::path& dir,
+                 const runner::DeviceProbe& probe, const Execution& how);
+// The environment a run starts with: the host's and the devices'.
+std::map<std::string, std::string> starting_environment(const runner::DeviceProbe& probe);
+
+// The gate's options from the command line; throws std::invalid_argument naming a bad option.
+history::CompareOptions gate_options(const GateArgs& args);
+// A run directory, or a history reference (@last, @last~N, @last-good, @ID) resolved within
+// `series`; throws std::runtime_error saying what was not found.
+history::RunRecord load_run(const std::string& what, history::Store* store, const std::string& series);
+
+struct CalibrateArgs {
+  RunArgs run;  // the series, --filter, --device, --axis, --out, --history
+  std::size_t runs = 5;
+  GateArgs gate;
+};
+int calibrate(const CalibrateArgs& args);
 int validate(const std::filesystem::path& series, const std::vector<std::string>& axes);
 int list(const std::vector<std::filesystem::path>& extra_dirs);
 int show(const std::filesystem::path& run_dir);
 int replay(const std::filesystem::path& run_dir, const std::optional<std::filesystem::path>& series,
            const std::optional<std::filesystem::path>& out);
 int metrics();
-
-// What the gate holds, from the command line over the series' `gates:`.
-struct GateArgs {
-  std::vector<std::string> thresholds;  // --threshold METRIC=FRACTION (5% or 0.05)
-  std::optional<bool> structure;        // --structure on|off
-  double alpha = 0.05;
-  bool across_environments = false;
-};
 
 struct HistoryArgs {
   std::optional<std::filesystem::path> history;

@@ -21,10 +21,7 @@ fs::path default_history() {
   return fs::path("runs") / "history.sqlite";
 }
 
-namespace {
-
-// --threshold METRIC=5% (or 0.05) and the rest of the gate's options. Throws std::invalid_argument
-// naming the option.
+// --threshold METRIC=5% (or 0.05) and the rest of the gate's options.
 history::CompareOptions gate_options(const GateArgs& args) {
   history::CompareOptions o;
   for (const auto& option : args.thresholds) {
@@ -58,8 +55,6 @@ history::RunRecord load_run(const std::string& what, history::Store* store, cons
   return history::read_run_directory(what);
 }
 
-}  // namespace
-
 int history(const HistoryArgs& args) {
   const auto file = args.history.value_or(default_history());
   if (!fs::exists(file)) {
@@ -71,11 +66,12 @@ int history(const HistoryArgs& args) {
     if (store.found_version() < history::Store::schema_version)
       fmt::print(stderr, "{}: migrated from schema version {} to {}\n", file.string(), store.found_version(), history::Store::schema_version);
     if (args.experiment.empty()) {
-      report::Table t{{"run", "series", "started", "revision", "experiments", "guesses ✓ ✗ ?", "failed", "machine"}, {}};
+      report::Table t{{"run", "series", "started", "revision", "experiments", "guesses ✓ ✗ ?", "failed", "gate", "machine"}, {}};
       for (const auto& r : store.runs(args.series, args.limit))
         t.rows.push_back({r.id, r.series, r.started, r.revision, fmt::format("{} of {}", r.recorded, r.planned),
                           fmt::format("{} {} {}", r.tally.confirmed, r.tally.contradicted, r.tally.not_evaluable),
-                          fmt::format("{}", r.tally.experiments_failed), report::clip(r.machine, 60)});
+                          fmt::format("{}", r.tally.experiments_failed), r.gate.empty() ? "" : r.gate + " against " + r.baseline,
+                          report::clip(r.machine, 60)});
       fmt::print("{}: {} run{} shown\n\n{}\n", file.string(), t.rows.size(), t.rows.size() == 1 ? "" : "s", t.text("  "));
       return ok;
     }

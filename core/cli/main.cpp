@@ -35,6 +35,9 @@ int main(int argc, char** argv) {
   run_cmd->add_flag("--dry-run", run.dry_run, "list the experiments, one per sweep point, and run nothing");
   run_cmd->add_option("--history", run.history, "record the run in this history database (default: $EXPR_HISTORY, else runs/history.sqlite)");
   run_cmd->add_flag("--no-history", run.no_history, "record nothing in the history");
+  run_cmd->add_option("--baseline", run.baseline, "compare the finished run with this run directory or history reference (@last, @last~N, "
+                      "@last-good, @ID) and exit with 5 on a regression");
+  add_gate_options(*run_cmd, run.gate);
 
   std::filesystem::path validate_file;
   auto* validate_cmd = app.add_subcommand("validate", "check a series file and its expectations without running anything");
@@ -68,6 +71,17 @@ int main(int argc, char** argv) {
   history_cmd->add_option("--limit", history.limit, "at most this many runs, the newest");
   add_gate_options(*history_cmd, history.gate, false);
 
+  expr::cli::CalibrateArgs calibrate;
+  auto* calibrate_cmd = app.add_subcommand("calibrate", "run a series several times unchanged: the gate's false-alarm rate, each point's noise");
+  calibrate_cmd->add_option("series", calibrate.run.series, "series file (YAML)")->required();
+  calibrate_cmd->add_option("--runs", calibrate.runs, "how many runs (default 5)")->check(CLI::Range(2, 1000));
+  calibrate_cmd->add_option("--filter", calibrate.run.filter, "calibrate only experiments whose name matches this regex");
+  calibrate_cmd->add_option("--device", calibrate.run.device, "run every experiment on this device")->check(CLI::IsMember({"cpu", "cuda"}));
+  calibrate_cmd->add_option("--axis", calibrate.run.axes, "NAME=V1,V2,...: as for run")->allow_extra_args(false);
+  calibrate_cmd->add_option("--out", calibrate.run.out, "folder of the runs (default: runs/<series>-calibration-<time>)");
+  calibrate_cmd->add_option("--history", calibrate.run.history, "history database (default: $EXPR_HISTORY, else runs/history.sqlite)");
+  add_gate_options(*calibrate_cmd, calibrate.gate, false);
+
   expr::cli::CompareArgs compare;
   auto* compare_cmd = app.add_subcommand("compare", "compare a candidate run with a baseline: timings, structure of the trace, the gate's verdict");
   compare_cmd->add_option("base", compare.base, "the baseline: a run directory or a history reference (@last, @last~N, @last-good, @ID)")->required();
@@ -90,6 +104,7 @@ int main(int argc, char** argv) {
   if (*replay_cmd) return expr::cli::replay(replay_dir, replay_series, replay_out);
   if (*metrics_cmd) return expr::cli::metrics();
   if (*compare_cmd) return expr::cli::compare(compare);
+  if (*calibrate_cmd) return expr::cli::calibrate(calibrate);
   if (*history_cmd) return expr::cli::history(history);
   return expr::cli::bad_input;
 }

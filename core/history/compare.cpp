@@ -59,6 +59,8 @@ void compare_structure(const ExperimentRecord& b, const ExperimentRecord& c, std
   for (const auto* s : {&b.structure, &c.structure})
     for (const auto& f : s->figures)
       if (std::find(names.begin(), names.end(), f.name) == names.end()) names.push_back(f.name);
+  // The device's figures first (where a copy or kernel shows), then framework ops, then ranges.
+  std::stable_sort(names.begin(), names.end(), [](const auto& l, const auto& r) { return analysis::source_of(l) < analysis::source_of(r); });
   for (const auto& name : names) {
     if (!b.structure.covers(name) || !c.structure.covers(name)) continue;  // e.g. ops traced on one side only
     const auto* bf = b.structure.find(name);

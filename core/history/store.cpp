@@ -79,6 +79,39 @@ CREATE TABLE verdicts (
   PRIMARY KEY (run_id, position)
 );
 )sql",
+    // 2: calibrations and each point's run-to-run noise; the gate's verdict of a run against its
+    // baseline; the noise a run's timings were judged with.
+    R"sql(
+CREATE TABLE calibrations (
+  id INTEGER PRIMARY KEY,
+  series TEXT NOT NULL,
+  machine TEXT NOT NULL,
+  created TEXT NOT NULL,
+  runs INTEGER NOT NULL,
+  alpha REAL NOT NULL,
+  thresholds TEXT NOT NULL,     -- JSON: metric -> fraction
+  pairs INTEGER NOT NULL,
+  failing_pairs INTEGER NOT NULL,
+  structural_alarms INTEGER NOT NULL
+);
+CREATE INDEX calibrations_by_series ON calibrations (series, machine, created);
+CREATE TABLE calibration_noise (
+  calibration INTEGER NOT NULL REFERENCES calibrations (id) ON DELETE CASCADE,
+  identity TEXT NOT NULL,
+  metric TEXT NOT NULL,
+  run_to_run REAL NOT NULL,     -- standard deviation of log(median) over the runs
+  runs INTEGER NOT NULL,
+  false_alarms INTEGER NOT NULL,
+  inconclusive INTEGER NOT NULL,
+  pairs INTEGER NOT NULL,
+  detectable REAL NOT NULL,
+  PRIMARY KEY (calibration, identity, metric)
+);
+ALTER TABLE runs ADD COLUMN calibration INTEGER REFERENCES calibrations (id);  -- the calibration this run was made for
+ALTER TABLE runs ADD COLUMN baseline TEXT;  -- with --baseline: the run it was gated against
+ALTER TABLE runs ADD COLUMN gate TEXT;      -- with --baseline: 'passed' or 'failed'
+ALTER TABLE timings ADD COLUMN run_to_run REAL NOT NULL DEFAULT 0;
+)sql",
 };
 
 std::string_view to_text(Device d) { return d == Device::cuda ? "cuda" : "cpu"; }
@@ -116,8 +149,8 @@ analysis::Structure structure_from(const json& j) {
   return s;
 }
 
-// The columns median_ns, spread, count, iterations, seconds, converged, samples of the timings
-// table, in this order from column `at`.
+// The columns median_ns, spread, count, iterations, seconds, converged, samples, run_to_run of the
+// timings table, in this order from column `at`.
 outcome::Stats stats_from(const Statement& row, int at) {
   outcome::Stats s;
   s.median = row.number(at);
@@ -127,6 +160,7 @@ outcome::Stats stats_from(const Statement& row, int at) {
   s.seconds = row.number(at + 4);
   s.converged = row.integer(at + 5) != 0;
   s.samples = row.doubles(at + 6);
+  s.run_to_run = row.number(at + 7);
   if (!s.samples.empty()) {
     s.min = *std::min_element(s.samples.begin(), s.samples.end());
     s.max = *std::max_element(s.samples.begin(), s.samples.end());
@@ -214,8 +248,8 @@ void Store::record_experiment(const std::string& run_id, const ExperimentRecord&
       .bind(11, dump(structure_json(e.structure)))
       .run();
   Statement timing(db_,
-                   "INSERT INTO timings (run_id, identity, metric, median_ns, spread, count, iterations, seconds, converged, samples) "
-                   "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)");
+                   "INSERT INTO timings (run_id, identity, metric, median_ns, spread, count, iterations, seconds, converged, samples, run_to_run) "
+                   "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)");
   for (const auto& [metric, s] : e.timings)
     timing.bind(1, run_id)
         .bind(2, e.identity)
@@ -227,6 +261,7 @@ void Store::record_experiment(const std::string& run_id, const ExperimentRecord&
         .bind(8, s.seconds)
         .bind(9, std::int64_t{s.converged})
         .bind(10, s.samples)
+        .bind(11, s.run_to_run)
         .run();
   t.commit();
 }
@@ -269,11 +304,11 @@ void Store::finish_run(const RunRecord& run) {
 namespace {
 constexpr std::string_view summary_columns =
     "id, series, started, finished, revision, run_dir, machine, planned, confirmed, contradicted, not_evaluable, required_failed, "
-    "experiments_failed, (SELECT count(*) FROM experiments WHERE run_id = runs.id)";
+    "experiments_failed, (SELECT count(*) FROM experiments WHERE run_id = runs.id), coalesce(gate, ''), coalesce(baseline, '')";
 
 Store::RunSummary summary_from(const Statement& s) {
   Store::RunSummary r{s.text(0), s.text(1), s.text(2), s.text(3), s.text(4), s.text(5), s.text(6),
-                      static_cast<std::size_t>(s.integer(7)), static_cast<std::size_t>(s.integer(13)), {}};
+                      static_cast<std::size_t>(s.integer(7)), static_cast<std::size_t>(s.integer(13)), {}, s.text(14), s.text(15)};
   r.tally.confirmed = static_cast<std::size_t>(s.integer(8));
   r.tally.contradicted = static_cast<std::size_t>(s.integer(9));
   r.tally.not_evaluable = static_cast<std::size_t>(s.integer(10));
@@ -340,7 +375,7 @@ std::optional<RunRecord> Store::load(const std::string& id) {
     r.experiments.push_back(std::move(e));
   }
   Statement timings(db_,
-                    "SELECT identity, metric, median_ns, spread, count, iterations, seconds, converged, samples FROM timings WHERE run_id = ?1");
+                    "SELECT identity, metric, median_ns, spread, count, iterations, seconds, converged, samples, run_to_run FROM timings WHERE run_id = ?1");
   timings.bind(1, id);
   while (timings.step()) {
     auto* e = const_cast<ExperimentRecord*>(r.find(timings.text(0)));
@@ -378,7 +413,7 @@ std::string Store::resolve(const std::string& reference, const std::string& seri
     return name;
   }
   Statement s(db_, fmt::format("SELECT id FROM runs WHERE series = ?1 AND finished != ''{} ORDER BY started DESC, rowid DESC LIMIT 1 OFFSET ?2",
-                               good ? " AND experiments_failed = 0 AND required_failed = 0" : ""));
+                               good ? " AND experiments_failed = 0 AND required_failed = 0 AND coalesce(gate, 'passed') = 'passed'" : ""));
   s.bind(1, series).bind(2, static_cast<std::int64_t>(skip));
   if (!s.step())
     throw std::runtime_error(fmt::format("{}: no {}run of series '{}' to stand for {}", db_.file().string(), good ? "good " : "", series, reference));
@@ -388,7 +423,7 @@ std::string Store::resolve(const std::string& reference, const std::string& seri
 std::vector<Store::MetricPoint> Store::metric_over_time(const std::string& series, const std::string& identity, const std::string& metric,
                                                         std::size_t limit) {
   Statement s(db_,
-              "SELECT r.id, r.started, r.revision, r.machine, t.median_ns, t.spread, t.count, t.iterations, t.seconds, t.converged, t.samples "
+              "SELECT r.id, r.started, r.revision, r.machine, t.median_ns, t.spread, t.count, t.iterations, t.seconds, t.converged, t.samples, t.run_to_run "
               "FROM timings t JOIN runs r ON r.id = t.run_id WHERE r.series = ?1 AND t.identity = ?2 AND t.metric = ?3 "
               "ORDER BY r.started DESC, r.rowid DESC LIMIT ?4");
   s.bind(1, series).bind(2, identity).bind(3, metric).bind(4, static_cast<std::int64_t>(limit));
@@ -397,6 +432,58 @@ std::vector<Store::MetricPoint> Store::metric_over_time(const std::string& serie
     out.push_back({s.text(0), s.text(1), s.text(2), s.text(3), stats_from(s, 4)});
   }
   std::reverse(out.begin(), out.end());
+  return out;
+}
+
+void Store::set_gate(const std::string& run_id, const std::string& baseline, bool passed) {
+  Statement(db_, "UPDATE runs SET baseline = ?2, gate = ?3 WHERE id = ?1").bind(1, run_id).bind(2, baseline).bind(3, passed ? "passed" : "failed").run();
+}
+
+std::int64_t Store::record_calibration(const Calibration& c, const std::vector<std::string>& run_ids) {
+  Transaction t(db_);
+  Statement(db_,
+            "INSERT INTO calibrations (series, machine, created, runs, alpha, thresholds, pairs, failing_pairs, structural_alarms) "
+            "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)")
+      .bind(1, c.series)
+      .bind(2, c.machine)
+      .bind(3, c.created)
+      .bind(4, static_cast<std::int64_t>(c.runs))
+      .bind(5, c.alpha)
+      .bind(6, dump(json(c.thresholds)))
+      .bind(7, static_cast<std::int64_t>(c.pairs))
+      .bind(8, static_cast<std::int64_t>(c.failing_pairs))
+      .bind(9, static_cast<std::int64_t>(c.structural_alarms))
+      .run();
+  Statement last(db_, "SELECT last_insert_rowid()");
+  last.step();
+  const auto id = last.integer(0);
+  Statement noise(db_,
+                  "INSERT INTO calibration_noise (calibration, identity, metric, run_to_run, runs, false_alarms, inconclusive, pairs, detectable) "
+                  "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)");
+  for (const auto& n : c.noise)
+    noise.bind(1, id)
+        .bind(2, n.experiment)
+        .bind(3, n.metric)
+        .bind(4, n.run_to_run)
+        .bind(5, static_cast<std::int64_t>(n.runs))
+        .bind(6, static_cast<std::int64_t>(n.false_alarms))
+        .bind(7, static_cast<std::int64_t>(n.inconclusive))
+        .bind(8, static_cast<std::int64_t>(n.pairs))
+        .bind(9, n.detectable)
+        .run();
+  Statement mark(db_, "UPDATE runs SET calibration = ?2 WHERE id = ?1");
+  for (const auto& run : run_ids) mark.bind(1, run).bind(2, id).run();
+  t.commit();
+  return id;
+}
+
+Noise Store::noise(const std::string& series, const std::string& machine) {
+  Statement s(db_,
+              "SELECT identity, metric, run_to_run FROM calibration_noise WHERE calibration = "
+              "(SELECT id FROM calibrations WHERE series = ?1 AND machine = ?2 ORDER BY created DESC, id DESC LIMIT 1)");
+  s.bind(1, series).bind(2, machine);
+  Noise out;
+  while (s.step()) out[{s.text(0), s.text(1)}] = s.number(2);
   return out;
 }
 

@@ -9,10 +9,15 @@
 #include <string>
 #include <vector>
 
+#include "history/calibration.hpp"
 #include "history/database.hpp"
 #include "history/record.hpp"
 
 namespace expr::history {
+
+// Each point's run-to-run noise from a calibration: (experiment identity, metric) -> the standard
+// deviation of log(median) between runs.
+using Noise = std::map<std::pair<std::string, std::string>, double>;
 
 class Store {
  public:
@@ -37,6 +42,7 @@ class Store {
     std::string id, series, started, finished, revision, run_dir, machine;
     std::size_t planned = 0, recorded = 0;  // experiments planned, and recorded
     report::Tally tally;
+    std::string gate, baseline;  // with --baseline: "passed" or "failed", and the baseline's id
   };
   // Newest first; all series when `series` is empty.
   std::vector<RunSummary> runs(const std::string& series, std::size_t limit);
@@ -48,7 +54,8 @@ class Store {
   // A run named by reference, within `series`, counting finished runs newest first:
   //   @last      the newest run
   //   @last~N    the run N before the newest
-  //   @last-good the newest run in which no experiment failed and no required guess failed
+  //   @last-good the newest run in which no experiment failed, no required guess failed, and
+  //              whose gate (when it was run against a baseline) passed
   //   @ID        the run with that id (any series)
   // Throws std::runtime_error saying what was looked for when there is none.
   std::string resolve(const std::string& reference, const std::string& series);
@@ -60,6 +67,15 @@ class Store {
   };
   std::vector<MetricPoint> metric_over_time(const std::string& series, const std::string& identity, const std::string& metric,
                                             std::size_t limit);
+
+  // The gate's verdict of a run against its baseline (expr run --baseline).
+  void set_gate(const std::string& run_id, const std::string& baseline, bool passed);
+
+  // Stores a calibration and marks the runs it was made from; returns its id.
+  std::int64_t record_calibration(const Calibration& calibration, const std::vector<std::string>& run_ids);
+  // The newest calibration of the series on this machine (record.hpp: machine_fingerprint), per
+  // point; empty when there is none.
+  Noise noise(const std::string& series, const std::string& machine);
 
  private:
   void migrate();

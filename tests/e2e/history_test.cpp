@@ -204,3 +204,112 @@ TEST_CASE("a file that is not this expr's history is refused, and nothing is run
   CHECK(o.exit_code == 0);
   CHECK(!has(o.out, "history:"));
 }
+
+namespace {
+
+// The schema version of a history file.
+int schema_version(const fs::path& file) {
+  sqlite3* db = nullptr;
+  REQUIRE(sqlite3_open(file.c_str(), &db) == SQLITE_OK);
+  sqlite3_stmt* s = nullptr;
+  REQUIRE(sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &s, nullptr) == SQLITE_OK);
+  REQUIRE(sqlite3_step(s) == SQLITE_ROW);
+  const int v = sqlite3_column_int(s, 0);
+  sqlite3_finalize(s);
+  sqlite3_close(db);
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("a history written by schema version 1 is migrated when opened, and its runs still compare") {
+  const auto dir = e2e::scratch("history_migration");
+  // Three runs of `waiting` (delay 100, 100, then 120 µs) recorded by the first schema; see tests/data/README.md.
+  sqlite3* db = nullptr;
+  REQUIRE(sqlite3_open((dir / "old.sqlite").c_str(), &db) == SQLITE_OK);
+  REQUIRE(sqlite3_exec(db, slurp(EXPR_SOURCE_DIR "/tests/data/history-v1.sql").c_str(), nullptr, nullptr, nullptr) == SQLITE_OK);
+  sqlite3_close(db);
+  REQUIRE(schema_version(dir / "old.sqlite") == 1);
+
+  auto o = e2e::expr(dir, "history --history old.sqlite");
+  INFO(o.all());
+  CHECK(o.exit_code == 0);
+  CHECK(has(o.err, "old.sqlite: migrated from schema version 1 to 2"));
+  CHECK(has(o.out, "3 runs shown"));
+  CHECK(schema_version(dir / "old.sqlite") == 2);
+
+  // The migrated runs keep their raw samples and structure: the same build is the same, the slower one slower.
+  o = e2e::expr(dir, "compare @last~2 @last~1 --history old.sqlite");
+  CHECK(o.exit_code == 0);
+  CHECK(has(row(o.out, "host_time"), "same"));
+  CHECK(!has(o.err, "migrated"));  // once is enough
+  o = e2e::expr(dir, "compare @last~1 @last --history old.sqlite");
+  CHECK(o.exit_code == 5);
+  CHECK(has(row(o.out, "host_time"), "slower"));
+}
+
+TEST_CASE("calibrate measures the gate's false alarms over unchanged runs, and later runs carry each point's noise") {
+  const auto dir = e2e::scratch("history_calibrate");
+  e2e::write(dir, "w.yaml", waiting(100));
+  auto o = e2e::expr(dir, "calibrate w.yaml --runs 3 --history history.sqlite --out cal");
+  INFO(o.all());
+  CHECK(o.exit_code == 0);
+  CHECK(has(o.out, "3 runs of an unchanged build of series waiting"));
+  CHECK(has(o.out, "3 pairs"));
+  CHECK(std::regex_search(o.out, std::regex(R"(host_time: [0-3] of 3 \()")));
+  CHECK(std::regex_search(o.out, std::regex(R"(w +host_time +3 +[0-9.]+% +[0-3] of 3)")));
+  CHECK(has(o.out, "calibration 1 stored in history.sqlite"));
+  CHECK(has(slurp(dir / "cal" / "calibration.md"), "# Calibration of waiting"));
+  for (const auto* k : {"run-1", "run-2", "run-3"}) CHECK(fs::exists(dir / "cal" / k / "results.json"));
+
+  o = e2e::expr(dir, "run w.yaml --out after --history history.sqlite");
+  CHECK(o.exit_code == 0);
+  CHECK(has(o.err, "timings carry the run-to-run noise of 1 calibrated point"));
+  const auto host = e2e::experiment(e2e::read_json(dir / "after" / "results.json"), "w").at("timing").at("host");
+  CHECK(host.at("run_to_run").get<double>() > 0);
+  o = e2e::expr(dir, "compare cal/run-1 after");
+  CHECK(has(row(o.out, "host_time"), "(calibrated)"));
+}
+
+TEST_CASE("expr run --baseline gates the run: 5 on a slowdown, 0 on an improvement, the verdict everywhere it is read") {
+  const auto dir = e2e::scratch("history_run_baseline");
+  record(dir, "base", waiting(100));
+  e2e::write(dir, "slow.yaml", waiting(120));
+  auto o = e2e::expr(dir, "run slow.yaml --out slow --history history.sqlite --baseline @last");
+  INFO(o.all());
+  CHECK(o.exit_code == 5);
+  CHECK(has(row(o.out, "host_time"), "slower"));
+  CHECK(has(slurp(dir / "slow" / "summary.md"), "## Against the baseline"));
+  const auto junit = slurp(dir / "slow" / "junit.xml");
+  CHECK(has(junit, "<testsuite name=\"waiting.gate\">"));
+  CHECK(has(junit, "<failure message=\"slower than the baseline\">"));
+  const auto base_id = e2e::read_json(dir / "base" / "results.json").at("run").at("id").get<std::string>();
+  o = e2e::expr(dir, "history --history history.sqlite");
+  CHECK(has(o.out, "failed against " + base_id));
+  // @last-good skips the run whose gate failed.
+  o = e2e::expr(dir, "compare @last-good slow --history history.sqlite");
+  CHECK(has(o.out, "baseline   " + base_id));
+
+  // An improvement on the slow run passes the gate.
+  e2e::write(dir, "fast.yaml", waiting(100));
+  o = e2e::expr(dir, "run fast.yaml --out fast --history history.sqlite --baseline @last");
+  CHECK(o.exit_code == 0);
+  CHECK(has(row(o.out, "host_time"), "faster"));
+  CHECK(has(o.out, "no regression, the gate passes"));
+}
+
+TEST_CASE("an inconclusive point is measured once more before the gate decides, and does not fail it") {
+  const auto dir = e2e::scratch("history_remeasure");
+  // Three samples a run: the U test cannot reach 5% on three against three, and a 0.01% threshold is
+  // far inside their spread, so the comparison cannot tell.
+  const auto few = std::regex_replace(waiting(100), std::regex("iterations: \\{[^}]*\\}"),
+                                      "iterations: {warmup: 1, traced: 1, min_samples: 3, min_time: 0, max_time: 1, max_noise: 100%}");
+  record(dir, "base", few);
+  e2e::write(dir, "again.yaml", few);
+  auto o = e2e::expr(dir, "run again.yaml --out again --history history.sqlite --baseline @last --threshold host_time=0.01%");
+  INFO(o.all());
+  CHECK(o.exit_code == 0);
+  CHECK(has(o.err, "measuring 1 inconclusive experiment once more: w"));
+  CHECK(fs::exists(dir / "again" / "remeasured" / "results.json"));
+  CHECK(has(row(o.out, "host_time"), "inconclusive"));
+}
