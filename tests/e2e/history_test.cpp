@@ -97,6 +97,28 @@ TEST_CASE("compare finds an injected 20% slowdown and calls an unchanged build t
   CHECK(has(md, "REGRESSION, the gate fails"));
   // And the command that measures the slow point again.
   CHECK(has(md, "expr run slow.yaml --filter '^w$'"));
+
+  // Over time, the night it moved is a step.
+  o = e2e::expr(dir, "history --history history.sqlite --experiment w --metric host_time");
+  CHECK(o.exit_code == 0);
+  CHECK(std::regex_search(o.out, std::regex(R"(▲ \+(19|2[01])\.\d\d% \(slower\))")));
+  CHECK(!has(o.out, "▼"));
+}
+
+TEST_CASE("the series' gates set the thresholds, and a mistake in them is reported at its place") {
+  const auto dir = e2e::scratch("history_gates");
+  e2e::write(dir, "typo.yaml", waiting(100) + "gates:\n  host_tim: 5%\n");
+  auto o = e2e::expr(dir, "validate typo.yaml");
+  INFO(o.all());
+  CHECK(o.exit_code == 2);
+  CHECK(has(o.err, "typo.yaml:10:3: error: unknown key 'host_tim' in gates; did you mean 'host_time'?"));
+
+  record(dir, "base", waiting(100));
+  record(dir, "slow", waiting(120) + "gates:\n  host_time: 50%\n");
+  o = e2e::expr(dir, "compare base slow");
+  CHECK(o.exit_code == 0);
+  CHECK(has(o.out, "host_time 50%"));
+  CHECK(has(row(o.out, "host_time"), "same"));
 }
 
 TEST_CASE("the gate fails on a slowdown and passes an improvement") {
