@@ -53,6 +53,8 @@ struct RunArgs {
 // Where runs are recorded unless --history says otherwise: $EXPR_HISTORY, else
 // runs/history.sqlite (beside the run directories `expr run` makes by default).
 std::filesystem::path default_history();
+// Says on stderr that opening the history migrated it, when it did.
+void note_migration(const history::Store& store);
 
 // A series read, checked against its plugins and with every guess compiled: what `run` needs
 // before anything runs.

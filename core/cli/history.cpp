@@ -1,6 +1,7 @@
-// `expr history`: the runs recorded, and one experiment's timing over them.
+// `expr history` (the runs recorded, one experiment's timing over them) and `expr compare`, with
+// what `expr run --baseline` and `expr calibrate` share with them: the history's place, the gate's
+// options, a run named by directory or reference.
 #include <fmt/format.h>
-
 #include <unistd.h>
 
 #include <cstdlib>
@@ -8,8 +9,8 @@
 #include "cli/commands.hpp"
 #include "history/compare.hpp"
 #include "history/store.hpp"
-#include "util/atomic_file.hpp"
 #include "report/table.hpp"
+#include "util/atomic_file.hpp"
 #include "util/units.hpp"
 
 namespace expr::cli {
@@ -19,6 +20,11 @@ namespace fs = std::filesystem;
 fs::path default_history() {
   if (const char* env = std::getenv("EXPR_HISTORY"); env && *env) return env;
   return fs::path("runs") / "history.sqlite";
+}
+
+void note_migration(const history::Store& store) {
+  if (store.found_version() > 0 && store.found_version() < history::Store::schema_version)
+    fmt::print(stderr, "{}: migrated from schema version {} to {}\n", store.file().string(), store.found_version(), history::Store::schema_version);
 }
 
 // --threshold METRIC=5% (or 0.05) and the rest of the gate's options.
@@ -63,8 +69,7 @@ int history(const HistoryArgs& args) {
   }
   try {
     history::Store store(file);
-    if (store.found_version() < history::Store::schema_version)
-      fmt::print(stderr, "{}: migrated from schema version {} to {}\n", file.string(), store.found_version(), history::Store::schema_version);
+    note_migration(store);
     if (args.experiment.empty()) {
       report::Table t{{"run", "series", "started", "revision", "experiments", "guesses ✓ ✗ ?", "failed", "gate", "machine"}, {}};
       for (const auto& r : store.runs(args.series, args.limit))
@@ -137,6 +142,7 @@ int compare(const CompareArgs& args) {
     if (args.base.starts_with("@") || args.candidate.starts_with("@")) {
       if (!fs::exists(file)) throw std::runtime_error(fmt::format("{}: no history here to resolve references in (--history PATH)", file.string()));
       store.emplace(file);
+      note_migration(*store);
     }
     // The candidate first: a reference for the baseline is resolved within its series.
     auto series = args.series;
@@ -150,10 +156,7 @@ int compare(const CompareArgs& args) {
     if (base.id == candidate.id)
       throw std::runtime_error(fmt::format("{} and {} are the same run, {}", args.base, args.candidate, base.id));
     comparison = history::compare(base, candidate, options);
-  } catch (const history::EnvironmentMismatch& e) {
-    fmt::print(stderr, "error: {}\n", e.what());
-    return bad_input;
-  } catch (const std::exception& e) {
+  } catch (const std::exception& e) {  // a reference that names no run, another machine, a damaged file
     fmt::print(stderr, "error: {}\n", e.what());
     return bad_input;
   }

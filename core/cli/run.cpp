@@ -16,6 +16,7 @@
 #include "report/sinks.hpp"
 #include "report/summary.hpp"
 #include "util/atomic_file.hpp"
+#include "util/text.hpp"
 #include "util/units.hpp"
 
 namespace expr::cli {
@@ -68,19 +69,6 @@ fs::path default_run_dir(const std::string& series, const std::string& suffix = 
   char stamp[32];
   std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
   return fs::path("runs") / fmt::format("{}{}-{}", series, suffix, stamp);
-}
-
-// The regex --filter needs to run exactly these experiments.
-std::string exactly(const std::vector<std::string>& identities) {
-  std::string re;
-  for (const auto& id : identities) {
-    re += re.empty() ? "^(" : "|";
-    for (char ch : id) {
-      if (std::string_view("\\^$.|?*+()[]{}").find(ch) != std::string_view::npos) re += '\\';
-      re += ch;
-    }
-  }
-  return re + ")$";
 }
 
 }  // namespace
@@ -163,7 +151,7 @@ int gate(const RunArgs& args, const history::RunRecord& base, const series::Gate
       auto loaded = load_series(args.series, args.axes);
       if (!loaded) return bad_input;
       Execution remeasure = how;
-      remeasure.filter = exactly(again);
+      remeasure.filter = util::exactly(again);
       remeasure.store = nullptr;  // the new measurements replace the first ones below, in this run
       remeasure.terminal_report = false;
       const auto second = execute(std::move(*loaded), args.series, run.run_dir / "remeasured", probe, remeasure);
@@ -236,6 +224,7 @@ int run(const RunArgs& args) {
   if (!args.no_history) {
     try {
       store.emplace(args.history.value_or(default_history()));
+      note_migration(*store);
     } catch (const std::exception& e) {
       fmt::print(stderr, "error: {}\n(--history PATH records elsewhere, --no-history not at all)\n", e.what());
       return cannot_write;
@@ -305,6 +294,7 @@ int calibrate(const CalibrateArgs& args) {
   std::optional<history::Store> store;
   try {
     store.emplace(args.run.history.value_or(default_history()));
+    note_migration(*store);
   } catch (const std::exception& e) {
     fmt::print(stderr, "error: {}\n", e.what());
     return cannot_write;

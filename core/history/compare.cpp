@@ -8,6 +8,7 @@
 
 #include "analysis/noise.hpp"
 #include "report/table.hpp"
+#include "util/text.hpp"
 #include "util/units.hpp"
 
 namespace expr::history {
@@ -210,12 +211,7 @@ std::string p_text(double p) { return p < 1e-6 ? "<1e-6" : fmt::format("{:.2g}",
 
 // A regex that matches exactly this identity, quoted for a POSIX shell.
 std::string filter_for(const std::string& identity) {
-  std::string re = "^";
-  for (char ch : identity) {
-    if (std::string_view("\\^$.|?*+()[]{}").find(ch) != std::string_view::npos) re += '\\';
-    re += ch;
-  }
-  re += "$";
+  const auto re = util::exactly({identity});
   std::string quoted = "'";
   for (char ch : re) quoted += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
   return quoted + "'";

@@ -51,4 +51,16 @@ std::string one_of(const std::vector<std::string>& words) {
   return out;
 }
 
+std::string exactly(const std::vector<std::string>& words) {
+  std::string alternatives;
+  for (const auto& word : words) {
+    if (!alternatives.empty()) alternatives += '|';
+    for (char ch : word) {
+      if (std::string_view("\\^$.|?*+()[]{}").find(ch) != std::string_view::npos) alternatives += '\\';
+      alternatives += ch;
+    }
+  }
+  return words.size() == 1 ? "^" + alternatives + "$" : "^(" + alternatives + ")$";
+}
+
 }  // namespace expr::util

@@ -17,4 +17,8 @@ std::string did_you_mean(std::string_view word, const std::vector<std::string>& 
 // "a, b or c"
 std::string one_of(const std::vector<std::string>& words);
 
+// An ECMAScript regex that matches exactly these words, their special characters escaped:
+// "^sdpa\[seq=2048\]$", "^(a|b)$". What --filter needs to run these experiments and no other.
+std::string exactly(const std::vector<std::string>& words);
+
 }  // namespace expr::util
