@@ -8,6 +8,7 @@
 #include <numeric>
 #include <type_traits>
 
+#include "analysis/noise.hpp"
 #include "analysis/occupancy.hpp"
 #include "analysis/queries.hpp"
 #include "util/units.hpp"
@@ -351,8 +352,22 @@ std::string stats_evidence(const outcome::Stats& s) {
   if (s.count == 1) return "one call";
   const auto samples = s.iterations > s.count ? fmt::format("{} batches of {} calls in all", s.count, s.iterations)
                                               : fmt::format("{} samples", s.count);
-  return fmt::format("median of {}, min {}, max {}, spread {}{}", samples, util::format_duration(s.min),
-                     util::format_duration(s.max), util::format_percent(s.spread), s.converged ? "" : ", did not converge");
+  std::string interval;
+  if (const auto i = median_interval(s)) {
+    auto q = time_ns(s.median);
+    q.interval = i;
+    interval = fmt::format(", {} interval of the median {}{}", util::format_percent(timing_confidence), format_interval(q),
+                           s.run_to_run > 0 ? fmt::format(" (with run-to-run noise {})", util::format_percent(s.run_to_run)) : "");
+  }
+  return fmt::format("median of {}, min {}, max {}, spread {}{}{}", samples, util::format_duration(s.min), util::format_duration(s.max),
+                     util::format_percent(s.spread), interval, s.converged ? "" : ", did not converge");
+}
+
+// A median with the interval it is known within.
+Quantity timing(const outcome::Stats& s) {
+  auto q = time_ns(s.median);
+  q.interval = median_interval(s);
+  return q;
 }
 
 Outcome gpu_time(const outcome::Measurement& m, const MetricCall&) {
@@ -361,13 +376,13 @@ Outcome gpu_time(const outcome::Measurement& m, const MetricCall&) {
     return Unavailable{m.device == Device::cuda
                            ? "gpu_time needs CUDA-event timing, which a traced call does not get; busy_time is its device time"
                            : "gpu_time needs CUDA-event timing, and the experiment ran on the cpu"};
-  return Observation{time_ns(m.device_time->median), stats_evidence(*m.device_time), {}};
+  return Observation{timing(*m.device_time), stats_evidence(*m.device_time), {}};
 }
 
 Outcome host_time(const outcome::Measurement& m, const MetricCall&) {
   if (auto u = not_ran(m)) return *u;
   if (!m.host) return Unavailable{"no host timing was recorded"};
-  return Observation{time_ns(m.host->median), stats_evidence(*m.host), {}};
+  return Observation{timing(*m.host), stats_evidence(*m.host), {}};
 }
 
 Outcome first_call(const outcome::Measurement& m, const MetricCall&) {
@@ -385,7 +400,10 @@ Outcome throughput(const outcome::Measurement& m, double Work::*amount, double s
   const auto* stats = m.device_time ? &*m.device_time : m.host ? &*m.host : nullptr;
   if (!stats) return Unavailable{"no timing was recorded"};
   const double rate = m.work.value().*amount / (stats->median * 1e-9) / scale;
-  return Observation{count(rate),
+  auto figure = count(rate);
+  if (const auto i = median_interval(*stats); i && i->low > 0)  // a rate is known as well as the time it divides by
+    figure.interval = util::Interval{m.work.value().*amount / (i->high * 1e-9) / scale, m.work.value().*amount / (i->low * 1e-9) / scale};
+  return Observation{figure,
                      fmt::format("{} {} of work in {} ({} time)", util::format_number(m.work.value().*amount / scale), unit,
                                  util::format_duration(stats->median), m.device_time ? "device" : "host"),
                      {}};

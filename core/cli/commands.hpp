@@ -8,8 +8,11 @@
 
 #include "expect/guesses.hpp"
 #include "expect/sweep.hpp"
+#include "history/compare.hpp"
+#include "history/store.hpp"
 #include "report/run_directory.hpp"
 #include "report/run_result.hpp"
+#include "runner/series_runner.hpp"
 #include "series/plan.hpp"
 
 namespace expr::cli {
@@ -18,15 +21,24 @@ namespace expr::cli {
 enum ExitCode : int {
   ok = 0,
   required_guess_failed = 1,  // a guess marked required was contradicted or could not be judged
-  bad_input = 2,              // usage, series file, plugin or guess errors: nothing ran
-  experiment_failed = 3,      // an experiment failed, crashed, timed out or was interrupted (takes precedence over 1)
-  cannot_write = 4,           // the run directory could not be written, or another run is writing it
+  bad_input = 2,              // usage, series file, plugin or guess errors: nothing ran; or runs that cannot be compared
+  experiment_failed = 3,      // an experiment failed, crashed, timed out or was interrupted (takes precedence over 5 and 1)
+  cannot_write = 4,           // the run directory or the history could not be written, or another run is writing it
+  regression = 5,             // compared with a baseline, a regression beyond the gates (takes precedence over 1)
   // `expr run` stopped by a signal exits with 128 + its number: 130 for SIGINT, 143 for SIGTERM.
   interrupted_base = 128,
 };
 
 // The exit code a finished run (or replay) earns.
 ExitCode outcome_code(const report::Tally& tally);
+
+// What the gate holds, from the command line over the series' `gates:`.
+struct GateArgs {
+  std::vector<std::string> thresholds;  // --threshold METRIC=FRACTION (5% or 0.05)
+  std::optional<bool> structure;        // --structure on|off
+  double alpha = 0.05;
+  bool across_environments = false;
+};
 
 struct RunArgs {
   std::filesystem::path series;  // with resume: optional, in place of the one the run recorded
@@ -37,7 +49,17 @@ struct RunArgs {
   std::vector<std::string> axes;  // --axis NAME=VALUES (series/axes.hpp)
   bool dry_run = false;           // list the experiments (every sweep point) and stop
   bool force = false;             // --out may hold an earlier run, which is replaced
+  std::optional<std::filesystem::path> history;  // --history PATH; default_history() otherwise
+  bool no_history = false;                       // --no-history: record nothing
+  std::optional<std::string> baseline;           // --baseline REF: gate the run against it
+  GateArgs gate;
 };
+
+// Where runs are recorded unless --history says otherwise: $EXPR_HISTORY, else
+// runs/history.sqlite (beside the run directories `expr run` makes by default).
+std::filesystem::path default_history();
+// Says on stderr that opening the history migrated it, when it did.
+void note_migration(const history::Store& store);
 
 // A series read, checked against its plugins and with every guess compiled: what `run` needs
 // before anything runs.
@@ -53,6 +75,19 @@ std::optional<LoadedSeries> load_series(const std::filesystem::path& file, const
 void print_expansion(const series::Plan& plan);
 
 int run(const RunArgs& args);
+
+// The gate's options from the command line; throws std::invalid_argument naming a bad option.
+history::CompareOptions gate_options(const GateArgs& args);
+// A run directory, or a history reference (@last, @last~N, @last-good, @ID) resolved within
+// `series`; throws std::runtime_error saying what was not found.
+history::RunRecord load_run(const std::string& what, history::Store* store, const std::string& series);
+
+struct CalibrateArgs {
+  RunArgs run;  // the series, --filter, --device, --axis, --out, --history
+  std::size_t runs = 5;
+  GateArgs gate;
+};
+int calibrate(const CalibrateArgs& args);
 int validate(const std::filesystem::path& series, const std::vector<std::string>& axes);
 int list(const std::vector<std::filesystem::path>& extra_dirs);
 // `program` is how expr was called, for the command that resumes an incomplete run.
@@ -74,5 +109,23 @@ enum class PluginKind { cpu, torch, cuda };
 int new_plugin(const std::string& name, PluginKind kind, const std::optional<std::filesystem::path>& dir);
 // `expr new series NAME [--plugin P] [--dir D]`: a commented series file D/NAME.yaml running P.
 int new_series(const std::string& name, const std::optional<std::string>& plugin, const std::optional<std::filesystem::path>& dir);
+struct HistoryArgs {
+  std::optional<std::filesystem::path> history;
+  std::string series;      // only this series
+  std::string experiment;  // with metric: this experiment's figure over time
+  std::string metric = "gpu_time";
+  std::size_t limit = 20;
+  GateArgs gate;  // what counts as a step
+};
+int history(const HistoryArgs& args);
+
+struct CompareArgs {
+  std::string base, candidate;  // run directories or history references (@last, @last~N, @last-good, @ID)
+  std::optional<std::filesystem::path> history;
+  std::string series;  // for references when the history holds several series and NEW names none
+  GateArgs gate;
+  std::optional<std::filesystem::path> markdown;  // also write the comparison here
+};
+int compare(const CompareArgs& args);
 
 }  // namespace expr::cli

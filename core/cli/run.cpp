@@ -1,6 +1,9 @@
 // `expr run`: read and check the series, then run it, the outputs (report/sinks.hpp) hearing of
-// each experiment as it ends; or take up a run that stopped before its end (`--resume`).
+// each experiment as it ends, or take up a run that stopped before its end (`--resume`); the run
+// is recorded in the history, and with --baseline the finished run is compared with a baseline and
+// gated on it. `expr calibrate` runs the series several times through the same execute().
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <fstream>
@@ -9,13 +12,18 @@
 #include <set>
 
 #include "cli/commands.hpp"
+#include "history/compare.hpp"
+#include "history/recorder.hpp"
 #include "report/assembler.hpp"
-#include "report/run_directory.hpp"
 #include "report/resume.hpp"
+#include "report/run_directory.hpp"
 #include "report/sinks.hpp"
+#include "report/summary.hpp"
 #include "runner/interrupt.hpp"
 #include "runner/series_runner.hpp"
 #include "util/atomic_file.hpp"
+#include "util/text.hpp"
+#include "util/units.hpp"
 
 namespace expr::cli {
 
@@ -26,8 +34,8 @@ namespace {
 // Hands what the runner says to the assembler (finished experiments) and the sinks (the rest).
 class Observer final : public runner::RunObserver {
  public:
-  Observer(LoadedSeries& series, report::RunResult& run, report::Assembler& assembler, report::Sink& sink)
-      : series_(series), run_(run), assembler_(assembler), sink_(sink) {}
+  Observer(LoadedSeries& series, report::RunResult& run, report::Assembler& assembler, report::Sink& sink, const history::Noise& noise)
+      : series_(series), run_(run), assembler_(assembler), sink_(sink), noise_(noise) {}
 
   void started(const series::ExperimentPlan& e, const runner::Placement& placement) override { sink_.started(e.name, placement); }
   void progress(const std::string& experiment, std::string_view phase, std::string_view detail) override {
@@ -38,6 +46,13 @@ class Observer final : public runner::RunObserver {
   void finished(outcome::Measurement m) override {
     // Environment facts the workers found (the GPU's, the plugin's libraries) join the run's.
     for (const auto& [k, v] : m.environment) run_.environment.try_emplace(k, v);
+    // The point's calibrated run-to-run noise goes with its timings, before any guess reads them.
+    const auto noise = [&](const char* metric) {
+      const auto it = noise_.find({m.experiment, metric});
+      return it == noise_.end() ? 0.0 : it->second;
+    };
+    if (m.device_time) m.device_time->run_to_run = noise("gpu_time");
+    if (m.host) m.host->run_to_run = noise("host_time");
     const auto& experiments = series_.plan.experiments;
     const auto at = static_cast<std::size_t>(
         std::find_if(experiments.begin(), experiments.end(), [&](const auto& e) { return e.name == m.experiment; }) - experiments.begin());
@@ -50,15 +65,16 @@ class Observer final : public runner::RunObserver {
   report::RunResult& run_;
   report::Assembler& assembler_;
   report::Sink& sink_;
+  const history::Noise& noise_;
 };
 
-fs::path default_run_dir(const std::string& series) {
+fs::path default_run_dir(const std::string& series, const std::string& suffix = "") {
   const auto now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
   std::tm tm{};
   ::gmtime_r(&now, &tm);
   char stamp[32];
   std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
-  return fs::path("runs") / fmt::format("{}-{}", series, stamp);
+  return fs::path("runs") / fmt::format("{}{}-{}", series, suffix, stamp);
 }
 
 // The series file as it is run, and plan.json: what a resumed run repeats and is checked against.
@@ -69,18 +85,54 @@ void record_request(const report::RunDirectory& dir, const report::RunRequest& r
   dir.write_plan(report::run_plan(request, plan));
 }
 
+// What one execution of a series adds to running it: what `expr run` (new or resumed), each run of
+// `expr calibrate` and the second measurement of inconclusive experiments differ in.
+struct Execution {
+  history::Store* store = nullptr;  // record the run here
+  history::Noise noise;             // each point's calibrated run-to-run noise, carried by its timings
+  bool terminal_report = true;
+};
+struct Executed {
+  report::RunResult run;
+  std::string history_error;  // the history stopped recording this run, and why
+  int signal = 0;             // the first signal that interrupted the run; 0 when none did
+};
+
+// The environment a run starts with: the host's and the devices'.
+std::map<std::string, std::string> starting_environment(const runner::DeviceProbe& probe) {
+  auto env = report::host_environment();
+  for (const auto& [k, v] : probe.environment) env[k] = v;
+  if (probe.devices == 0) env["cuda"] = probe.unavailable;
+  return env;
+}
+
+// A new run's identity, for a plan about to run into `dir`.
+report::RunResult new_run(const series::Plan& plan, const fs::path& series_file, const report::RunDirectory& dir) {
+  report::RunResult run;
+  run.id = report::new_run_id();
+  run.revision = report::expr_revision();
+  run.series = plan.name;
+  run.series_file = series_file.string();
+  run.description = plan.description;
+  run.planned = plan.experiments.size();
+  run.run_dir = dir.root();
+  run.started = report::utc_now();
+  return run;
+}
+
 // Runs every point of the loaded plan that `run` has no result for yet (`restored` are those an
 // earlier attempt finished), the outputs hearing of each as it ends; Ctrl-C or SIGTERM stop it,
 // and what did not finish is recorded as interrupted. The caller holds the run directory's lock.
-int execute(LoadedSeries& loaded, report::RunResult& run, const report::RunDirectory& dir, const report::RunRequest& request,
-            std::vector<report::FinishedExperiment> restored) {
+// Throws std::runtime_error when the run directory cannot be written.
+Executed execute(LoadedSeries& loaded, report::RunResult run, const report::RunDirectory& dir, const report::RunRequest& request,
+                 std::vector<report::FinishedExperiment> restored, const runner::DeviceProbe& probe, const Execution& how) {
   // From here on Ctrl-C and SIGTERM stop the run (runner/interrupt.hpp) instead of ending expr.
   const runner::Interrupts interrupts;
-  const auto probe = runner::probe_devices();
+  Executed x;
+  x.run = std::move(run);
+  auto& r = x.run;
   // A resumed run keeps what its first attempt recorded of the machine, and adds what it lacked.
-  for (const auto& [k, v] : report::host_environment()) run.environment.try_emplace(k, v);
-  for (const auto& [k, v] : probe.environment) run.environment.try_emplace(k, v);
-  if (probe.devices == 0) run.environment.try_emplace("cuda", probe.unavailable);
+  for (const auto& [k, v] : starting_environment(probe)) r.environment.try_emplace(k, v);
 
   runner::RunOptions options{[&dir](const std::string& experiment) { return dir.files(experiment); }, request.filter, std::nullopt,
                              &interrupts};
@@ -93,49 +145,142 @@ int execute(LoadedSeries& loaded, report::RunResult& run, const report::RunDirec
   outputs.add(report::sinks::markdown_summary(dir));
   outputs.add(report::sinks::junit(dir));
   outputs.add(report::sinks::html_report(dir));
-  outputs.add(report::sinks::terminal_report());
-  report::Assembler assembler(run, outputs);
+  if (how.terminal_report) outputs.add(report::sinks::terminal_report());
+  history::Recorder* recorder = nullptr;
+  if (how.store) {
+    auto sink = std::make_unique<history::Recorder>(*how.store, loaded.plan.gates);
+    recorder = sink.get();
+    outputs.add(std::move(sink));
+  }
+  report::Assembler assembler(r, outputs);
   std::vector<report::PlannedPoint> planned;
   for (const auto& e : loaded.plan.experiments) planned.push_back({e.name, e.family, e.point});
   assembler.set_planned(std::move(planned));
   assembler.set_sweep_guesses(std::move(loaded.sweep_guesses));
   std::set<std::string> done;
-  for (const auto& r : restored) done.insert(r.measurement.experiment);
+  for (const auto& e : restored) done.insert(e.measurement.experiment);
   assembler.restore(std::move(restored));
   auto to_run = loaded.plan;
   std::erase_if(to_run.experiments, [&done](const auto& e) { return done.count(e.name) > 0; });
-  Observer observer(loaded, run, assembler, outputs);
-  try {
-    outputs.begin(run);
-    runner::run_series(to_run, probe, options, observer);
-    run.finished = report::utc_now();
-    run.interrupted = interrupts.name();
-    assembler.finish();
-  } catch (const std::exception& e) {
-    fmt::print(stderr, "\nerror: {}\n", e.what());
-    return cannot_write;
-  }
-  fmt::print("\nresults: {}\n", dir.results().string());
-  if (interrupts.count() > 0) {
-    const auto t = report::tally(run);
-    fmt::print(stderr, "interrupted ({}): {} of {} experiments did not finish; they are marked \"interrupted\" in {}, and "
-               "`expr run --resume {}` runs them\n",
-               run.interrupted, t.experiments_interrupted, run.planned, dir.results().string(), dir.root().string());
-    return interrupted_base + interrupts.first_signal();
-  }
-  return outcome_code(report::tally(run));
+  Observer observer(loaded, r, assembler, outputs, how.noise);
+  outputs.begin(r);
+  runner::run_series(to_run, probe, options, observer);
+  r.finished = report::utc_now();
+  r.interrupted = interrupts.name();
+  assembler.finish();
+  if (recorder) x.history_error = recorder->error();
+  x.signal = interrupts.first_signal();
+  return x;
 }
 
+// A new run of `loaded`, from `series_file` as the user named it, into `dir`: the directory created and locked (refused when it holds an
+// earlier run, unless `force`), the request recorded, then execute(). On refusal prints why and
+// gives the exit code in `refused`. Throws std::runtime_error when the directory cannot be written.
+std::optional<Executed> execute_new(LoadedSeries& loaded, const fs::path& series_file, const report::RunDirectory& dir,
+                                    const report::RunRequest& request, bool force, const runner::DeviceProbe& probe, const Execution& how,
+                                    int& refused) {
+  const auto lock = open_run_directory(dir, force, refused);  // held until the run has written everything
+  if (!lock) return std::nullopt;
+  try {
+    record_request(dir, request, loaded.plan);
+  } catch (const std::exception& e) {
+    throw std::runtime_error(fmt::format("cannot write the run directory {}: {}", dir.root().string(), e.what()));
+  }
+  return execute(loaded, new_run(loaded.plan, series_file, dir), dir, request, {}, probe, how);
+}
+
+// Says on stderr how many experiments an interrupted run left, and how to run them.
+void report_interruption(const report::RunResult& run) {
+  const auto t = report::tally(run);
+  const report::RunDirectory dir(run.run_dir);
+  fmt::print(stderr, "interrupted ({}): {} of {} experiments did not finish; they are marked \"interrupted\" in {}, and "
+             "`expr run --resume {}` runs them\n",
+             run.interrupted, t.experiments_interrupted, run.planned, dir.results().string(), dir.root().string());
+}
+
+// The finished run against its baseline: inconclusive experiments are measured once more (into
+// RUN_DIR/remeasured, their new measurements taking the place of the first ones in the comparison
+// and the history), then the gate decides. The comparison goes to the terminal, summary.md and
+// junit.xml, and the verdict to the history. Returns ok, regression, or bad_input when the baseline
+// cannot be compared.
+int gate(const RunArgs& args, const report::RunRequest& request, const history::RunRecord& base, const series::Gates& gates, Executed& x,
+         const runner::DeviceProbe& probe, const Execution& how) {
+  const auto& run = x.run;
+  const auto options = gate_options(args.gate);
+  auto candidate = history::snapshot(run, gates);
+  history::Comparison comparison;
+  try {
+    comparison = history::compare(base, candidate, options);
+    if (const auto again = comparison.inconclusive_experiments(); !again.empty()) {
+      fmt::print(stderr, "\nmeasuring {} inconclusive experiment{} once more: {}\n", again.size(), again.size() == 1 ? "" : "s", fmt::join(again, ", "));
+      auto loaded = load_series(request.series, request.axes);
+      if (!loaded) return bad_input;
+      auto remeasure = request;
+      remeasure.filter = util::exactly(again);
+      Execution quiet = how;
+      quiet.store = nullptr;  // the new measurements replace the first ones below, in this run
+      quiet.terminal_report = false;
+      int refused = ok;
+      const auto second = execute_new(*loaded, run.series_file, report::RunDirectory(run.run_dir / "remeasured"), remeasure, false, probe, quiet, refused);
+      if (!second) return refused;
+      for (const auto& e : second->run.experiments) {
+        if (std::find(again.begin(), again.end(), e.measurement.experiment) == again.end()) continue;
+        auto record = history::snapshot(e);
+        if (how.store) how.store->record_experiment(run.id, record);
+        for (auto& c : candidate.experiments)
+          if (c.identity == record.identity) c = record;
+      }
+      comparison = history::compare(base, candidate, options);
+    }
+  } catch (const history::EnvironmentMismatch& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+    return bad_input;
+  }
+  fmt::print("{}", history::terminal_text(comparison, ::isatty(STDOUT_FILENO)));
+  const report::RunDirectory dir(run.run_dir);
+  std::vector<report::JunitFailure> failures;
+  const auto suite = run.series + ".gate";
+  for (const auto& t : comparison.timings)
+    if (t.verdict == history::Change::slower)
+      failures.push_back({suite, t.experiment + " " + t.metric, "slower than the baseline",
+                          fmt::format("{} → {} ({:+.2f}%), threshold {}", util::format_duration(t.base_median),
+                                      util::format_duration(t.candidate_median), 100 * t.change, util::format_percent(t.threshold))});
+  if (comparison.structure_gated)
+    for (const auto& s : comparison.structure)
+      if (s.regression) failures.push_back({suite, s.experiment + " " + s.figure, "structural regression", s.base + " → " + s.candidate + " " + s.detail});
+  for (const auto& f : comparison.failed) failures.push_back({suite, f, "failed in the candidate", f});
+  try {
+    util::write_atomically(dir.summary(), report::markdown_report(run) + "\n" + history::markdown(comparison));
+    util::write_atomically(dir.junit(), report::junit_report(run, failures));
+    if (how.store) how.store->set_gate(run.id, base.id, !comparison.regression());
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+    x.history_error = e.what();
+  }
+  return comparison.regression() ? regression : ok;
+}
+
+// What `run` needs to go: the series, the run's identity and directory, and for a resumed run the
+// lock it took before reading the directory and the points that already have a result.
+struct Prepared {
+  std::optional<LoadedSeries> loaded;
+  report::RunResult run;
+  std::optional<report::RunDirectory> dir;
+  report::RunRequest request;
+  std::optional<report::RunLock> lock;
+  std::vector<report::FinishedExperiment> restored;
+};
+
 // `expr run --resume RUN_DIR [SERIES]`: the run's own request again, its finished points kept.
-int resume(const RunArgs& args) {
+// Returns ok with `p` filled, or the exit code to stop with; a dry run lists what would run.
+int prepare_resume(const RunArgs& args, Prepared& p) {
   const report::RunDirectory dir(*args.resume);
   // Taken before the run is read, so that no other run writes it meanwhile; held until the run has
   // written everything. A dry run writes nothing and needs none; a directory that is not there has
   // no run to resume, which reading it says.
-  std::optional<report::RunLock> lock;
   if (!args.dry_run && fs::is_directory(dir.root())) {
     try {
-      lock = dir.lock_for_resume();
+      p.lock = dir.lock_for_resume();
     } catch (const report::RunDirectoryRefused& e) {
       fmt::print(stderr, "error: cannot resume: {}\n", e.what());
       return cannot_write;
@@ -150,27 +295,28 @@ int resume(const RunArgs& args) {
     fmt::print(stderr, "error: cannot resume {}: {}\n", dir.root().string(), e.what());
     return bad_input;
   }
-  auto request = recorded.request;
-  if (!args.series.empty()) request.series = fs::absolute(args.series);
-  auto loaded = load_series(request.series, request.axes);
-  if (!loaded) return bad_input;
+  p.request = recorded.request;
+  if (!args.series.empty()) p.request.series = fs::absolute(args.series);
+  p.loaded = load_series(p.request.series, p.request.axes);
+  if (!p.loaded) return bad_input;
+  auto& loaded = *p.loaded;
 
-  if (const auto changes = report::changed_points(recorded, earlier, loaded->plan); changes.points > 0) {
-    for (const auto& p : changes.problems) fmt::print(stderr, "{}\n", p.str());
+  if (const auto changes = report::changed_points(recorded, earlier, loaded.plan); changes.points > 0) {
+    for (const auto& problem : changes.problems) fmt::print(stderr, "{}\n", problem.str());
     fmt::print(stderr,
                "error: cannot resume {}: the series {} changed {} finished point{}; resuming would mix results of two different "
                "series in one run. Nothing ran. Restore the series, or start a new run.\n",
-               dir.root().string(), request.series.string(), changes.points, changes.points == 1 ? "" : "s");
+               dir.root().string(), p.request.series.string(), changes.points, changes.points == 1 ? "" : "s");
     return bad_input;
   }
 
-  report::RunResult run;
+  auto& run = p.run;
   run.id = earlier.id;
   run.revision = earlier.revision;
-  run.series = loaded->plan.name;
+  run.series = loaded.plan.name;
   run.series_file = args.series.empty() ? earlier.series_file : args.series.string();
-  run.description = loaded->plan.description;
-  run.planned = loaded->plan.experiments.size();
+  run.description = loaded.plan.description;
+  run.planned = loaded.plan.experiments.size();
   run.run_dir = dir.root();
   run.started = earlier.started;
   run.resumed = earlier.resumed;
@@ -178,77 +324,197 @@ int resume(const RunArgs& args) {
   run.environment = earlier.environment;
   // Each finished point with its guesses as the series states them now (changed_points made sure
   // the plan has it).
-  const auto& points = loaded->plan.experiments;
+  const auto& points = loaded.plan.experiments;
   std::map<std::string, std::size_t> index;
   for (std::size_t i = 0; i < points.size(); ++i) index[points[i].name] = i;
-  std::vector<report::FinishedExperiment> restored;
   for (auto& e : earlier.experiments) {
     if (!report::has_result(e.measurement)) continue;
     const auto at = index.at(e.measurement.experiment);
-    restored.push_back({std::move(e.measurement), std::move(loaded->guesses.at(at)), points[at].family, points[at].point});
+    p.restored.push_back({std::move(e.measurement), std::move(loaded.guesses.at(at)), points[at].family, points[at].point});
     index.erase(points[at].name);
   }
-  const auto left = run.planned - restored.size();
+  const auto left = run.planned - p.restored.size();
   if (args.dry_run) {
     for (const auto& e : points)
       if (index.count(e.name)) fmt::print("  {}\n", e.name);
     fmt::print("{} of {} experiments to run\n", left, run.planned);
     return ok;
   }
-  try {
-    record_request(dir, request, loaded->plan);
-  } catch (const std::exception& e) {
-    fmt::print(stderr, "error: cannot write the run directory {}: {}\n", dir.root().string(), e.what());
-    return cannot_write;
-  }
-  fmt::print(stderr, "resuming {}: {} of {} experiments have a result; running the other {}\n", dir.root().string(), restored.size(),
+  p.dir = dir;
+  fmt::print(stderr, "resuming {}: {} of {} experiments have a result; running the other {}\n", dir.root().string(), p.restored.size(),
              run.planned, left);
   if (const std::string now = report::expr_revision(); now != earlier.revision)
     fmt::print(stderr, "note: expr {} started the run; expr {} runs the rest\n", earlier.revision, now);
-  return execute(*loaded, run, dir, request, std::move(restored));
+  return ok;
 }
 
 }  // namespace
 
 int run(const RunArgs& args) {
-  if (args.resume) return resume(args);
-  auto loaded = load_series(args.series, args.axes);
-  if (!loaded) return bad_input;
-  const auto& plan = loaded->plan;
-  if (args.dry_run) {
-    print_expansion(plan);
-    return ok;
+  Prepared p;
+  if (args.resume) {
+    const int code = prepare_resume(args, p);
+    if (code != ok || args.dry_run) return code;
+  } else {
+    p.loaded = load_series(args.series, args.axes);
+    if (!p.loaded) return bad_input;
+    if (args.dry_run) {
+      print_expansion(p.loaded->plan);
+      return ok;
+    }
+    if (args.filter) {
+      try {
+        std::regex check(*args.filter);
+      } catch (const std::regex_error& e) {
+        fmt::print(stderr, "error: --filter '{}' is not a valid regex: {}\n", *args.filter, e.what());
+        return bad_input;
+      }
+    }
+    p.dir.emplace(args.out.value_or(default_run_dir(p.loaded->plan.name)));
+    p.request = {fs::absolute(args.series), args.axes, args.filter, args.device};
   }
-  if (args.filter) {
+  if (args.baseline) {
     try {
-      std::regex check(*args.filter);
-    } catch (const std::regex_error& e) {
-      fmt::print(stderr, "error: --filter '{}' is not a valid regex: {}\n", *args.filter, e.what());
+      gate_options(args.gate);
+    } catch (const std::invalid_argument& e) {
+      fmt::print(stderr, "error: {}\n", e.what());
+      return bad_input;
+    }
+  }
+  auto& loaded = *p.loaded;
+  const auto& dir = *p.dir;
+
+  // The history is opened before anything is run: a file that cannot be used stops the run here,
+  // not after an hour of measuring.
+  std::optional<history::Store> store;
+  if (!args.no_history) {
+    try {
+      store.emplace(args.history.value_or(default_history()));
+      note_migration(*store);
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "error: {}\n(--history PATH records elsewhere, --no-history not at all)\n", e.what());
+      return cannot_write;
+    }
+  }
+  // The baseline is found before the run, so a wrong one is reported before anything is measured,
+  // and @last is the newest run before this one.
+  std::optional<history::RunRecord> base;
+  if (args.baseline) {
+    try {
+      base = load_run(*args.baseline, store ? &*store : nullptr, loaded.plan.name);
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "error: --baseline {}: {}\n", *args.baseline, e.what());
       return bad_input;
     }
   }
 
-  report::RunResult run;
-  run.id = report::new_run_id();
-  run.revision = report::expr_revision();
-  run.series = plan.name;
-  run.series_file = args.series.string();
-  run.description = plan.description;
-  run.planned = plan.experiments.size();
-  const report::RunDirectory dir(args.out.value_or(default_run_dir(plan.name)));
-  run.run_dir = dir.root();
-  run.started = report::utc_now();
-  const report::RunRequest request{fs::absolute(args.series), args.axes, args.filter, args.device};
-  int refused = 0;
-  const auto lock = open_run_directory(dir, args.force, refused);  // held until the run has written everything
-  if (!lock) return refused;
+  const auto probe = runner::probe_devices();
+  Execution how;
+  how.store = store ? &*store : nullptr;
+  if (store) {
+    how.noise = store->noise(loaded.plan.name, history::machine_fingerprint(starting_environment(probe)));
+    if (!how.noise.empty())
+      fmt::print(stderr, "timings carry the run-to-run noise of {} calibrated point{} (expr calibrate)\n", how.noise.size(), how.noise.size() == 1 ? "" : "s");
+  }
+  const auto gates = loaded.plan.gates;
+  std::optional<Executed> x;
   try {
-    record_request(dir, request, plan);
+    if (args.resume) {
+      record_request(dir, p.request, loaded.plan);
+      x = execute(loaded, std::move(p.run), dir, p.request, std::move(p.restored), probe, how);
+    } else {
+      int refused = ok;
+      x = execute_new(loaded, args.series, dir, p.request, args.force, probe, how, refused);
+      if (!x) return refused;
+    }
   } catch (const std::exception& e) {
-    fmt::print(stderr, "error: cannot write the run directory {}: {}\n", dir.root().string(), e.what());
+    fmt::print(stderr, "\nerror: {}\n", e.what());
     return cannot_write;
   }
-  return execute(*loaded, run, dir, request, {});
+  fmt::print("\nresults: {}\n", dir.results().string());
+  if (store) fmt::print("history: {} (run {})\n", store->file().string(), x->run.id);
+  if (x->signal != 0) {
+    report_interruption(x->run);
+    return interrupted_base + x->signal;
+  }
+  int code = outcome_code(report::tally(x->run));
+  if (base) {
+    int gated = ok;
+    try {
+      gated = gate(args, p.request, *base, gates, *x, probe, how);
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "\nerror: {}\n", e.what());
+      return cannot_write;
+    }
+    // A failed experiment says more than a slow one; a regression more than a guess.
+    if (code != experiment_failed && gated != ok) code = gated;
+  }
+  if (!x->history_error.empty() && code == ok) return cannot_write;
+  return code;
+}
+
+int calibrate(const CalibrateArgs& args) {
+  history::CompareOptions options;
+  try {
+    options = gate_options(args.gate);
+  } catch (const std::invalid_argument& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+    return bad_input;
+  }
+  auto first = load_series(args.run.series, args.run.axes);
+  if (!first) return bad_input;
+  const auto gates = first->plan.gates;
+  const auto name = first->plan.name;
+  std::optional<history::Store> store;
+  try {
+    store.emplace(args.run.history.value_or(default_history()));
+    note_migration(*store);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+    return cannot_write;
+  }
+  const auto probe = runner::probe_devices();
+  Execution how;
+  how.store = &*store;
+  how.terminal_report = false;
+  const report::RunRequest request{fs::absolute(args.run.series), args.run.axes, args.run.filter, args.run.device};
+  const auto root = args.run.out.value_or(default_run_dir(name, "-calibration"));
+  std::vector<history::RunRecord> records;
+  std::vector<std::string> ids;
+  bool failed = false;
+  for (std::size_t k = 1; k <= args.runs; ++k) {
+    auto loaded = k == 1 ? std::move(first) : load_series(args.run.series, args.run.axes);
+    if (!loaded) return bad_input;
+    fmt::print(stderr, "calibration run {} of {}\n", k, args.runs);
+    try {
+      int refused = ok;
+      const auto x = execute_new(*loaded, args.run.series, report::RunDirectory(root / fmt::format("run-{}", k)), request, false, probe, how, refused);
+      if (!x) return refused;
+      if (x->signal != 0) {
+        report_interruption(x->run);
+        return interrupted_base + x->signal;
+      }
+      if (!x->history_error.empty()) return cannot_write;
+      failed = failed || report::tally(x->run).experiments_failed > 0;
+      records.push_back(history::snapshot(x->run, gates));
+      ids.push_back(x->run.id);
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "\nerror: {}\n", e.what());
+      return cannot_write;
+    }
+  }
+  try {
+    const auto calibration = history::calibrate(records, options);
+    const auto id = store->record_calibration(calibration, ids);
+    fmt::print("{}", history::terminal_text(calibration));
+    util::write_atomically(root / "calibration.md", history::markdown(calibration));
+    fmt::print("\ncalibration {} stored in {}: later runs of {} on this machine carry each point's run-to-run noise\nreport: {}\n", id,
+               store->file().string(), name, (root / "calibration.md").string());
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+    return cannot_write;
+  }
+  return failed ? experiment_failed : ok;
 }
 
 }  // namespace expr::cli

@@ -7,7 +7,9 @@
 #include <algorithm>
 #include <cmath>
 
+#include "analysis/noise.hpp"
 #include "util/text.hpp"
+#include "util/units.hpp"
 
 namespace expr::expect {
 
@@ -196,7 +198,8 @@ std::optional<Value> Reference::evaluate(Evaluation& ev) const {
     return std::nullopt;
   }
   const auto& o = std::get<analysis::Observation>(outcome);
-  ev.evidence.push_back(fmt::format("{} = {}: {}", written(ev.text), analysis::format(o.value), o.evidence));
+  const auto* q = std::get_if<Quantity>(&o.value);
+  ev.evidence.push_back(fmt::format("{} = {}: {}", written(ev.text), q ? analysis::format_with_interval(*q) : analysis::format(o.value), o.evidence));
   ev.caveats.insert(ev.caveats.end(), o.caveats.begin(), o.caveats.end());
   if (o.absent) {
     ev.absent = true;
@@ -250,6 +253,7 @@ std::optional<Value> Negation::evaluate(Evaluation& ev) const {
   auto q = number(operand->evaluate(ev), *this, ev);
   if (!q) return std::nullopt;
   q->value = -q->value;
+  if (q->interval) q->interval = util::Interval{-q->interval->high, -q->interval->low};
   return *q;
 }
 
@@ -316,8 +320,65 @@ void GuessTree::bind(const std::vector<std::string>& series_experiments) {
   }
 }
 
+namespace {
+
+bool holds(Comparison c, double a, double b, const std::optional<Tolerance>& tolerance) {
+  const bool same = std::fabs(a - b) <= 1e-9 * std::max(std::fabs(a), std::fabs(b));
+  switch (c) {
+    case Comparison::equal: return same;
+    case Comparison::not_equal: return !same;
+    case Comparison::less: return a < b && !same;
+    case Comparison::less_equal: return a <= b || same;
+    case Comparison::greater: return a > b && !same;
+    case Comparison::greater_equal: return a >= b || same;
+    case Comparison::approx: {
+      const double allowed = tolerance->kind == Tolerance::Kind::relative ? tolerance->amount.value * std::fabs(b) : tolerance->amount.value;
+      return std::fabs(a - b) <= allowed * (1 + 1e-12);
+    }
+  }
+  return false;
+}
+
+enum class Decision { holds, fails, within_noise };
+
+// Whether the comparison holds for every value the two intervals allow, for none, or for some
+// only: then the measurement cannot tell, and the guess is within noise.
+Decision decide_intervals(Comparison c, util::Interval o, util::Interval g, const std::optional<Tolerance>& tolerance) {
+  const auto of = [](bool b) { return b ? Decision::holds : Decision::fails; };
+  const bool overlap = o.low <= g.high && g.low <= o.high;
+  switch (c) {
+    case Comparison::equal: return overlap ? Decision::within_noise : Decision::fails;
+    case Comparison::not_equal: return overlap ? Decision::within_noise : Decision::holds;
+    case Comparison::approx: {
+      // The distance between the two ranges at its smallest and largest, against the tolerance at
+      // its tightest and loosest (a relative one scales with the guessed value).
+      const double nearest = overlap ? 0 : std::max(o.low - g.high, g.low - o.high);
+      const double farthest = std::max(o.high - g.low, g.high - o.low);
+      const double amount = tolerance->amount.value * (1 + 1e-12);
+      const bool relative = tolerance->kind == Tolerance::Kind::relative;
+      const double smallest_guess = overlap && g.low <= 0 && g.high >= 0 ? 0 : std::min(std::fabs(g.low), std::fabs(g.high));
+      const double tightest = relative ? amount * smallest_guess : amount;
+      const double loosest = relative ? amount * std::max(std::fabs(g.low), std::fabs(g.high)) : amount;
+      if (farthest <= tightest) return Decision::holds;
+      if (nearest > loosest) return Decision::fails;
+      return Decision::within_noise;
+    }
+    default: {
+      // An ordering holds everywhere when it holds at the corner least favourable to it, and nowhere
+      // when it fails at the most favourable one.
+      const bool at_high_low = holds(c, o.high, g.low, tolerance), at_low_high = holds(c, o.low, g.high, tolerance);
+      if (at_high_low == at_low_high) return of(at_high_low);
+      return Decision::within_noise;
+    }
+  }
+}
+
+}  // namespace
+
 // Facts are typed only once read, so whether text meets text and how text compares is checked here
-// for them too; values that are not finite numbers are never compared.
+// for them too; values that are not finite numbers are never compared. A measured figure carries
+// the interval its true value lies in (analysis/noise.hpp): a guess that holds for part of the
+// intervals only is within noise, not a verdict that would flip from one run to the next.
 std::variant<bool, NotEvaluable> GuessTree::decide(const Value& observed_value, const Value& guessed_value) const {
   if (observed_value.index() != guessed_value.index())
     return NotEvaluable{fmt::format("cannot compare {} with {}", analysis::format(observed_value), analysis::format(guessed_value))};
@@ -332,24 +393,19 @@ std::variant<bool, NotEvaluable> GuessTree::decide(const Value& observed_value, 
       default: return NotEvaluable{text_comparisons};
     }
   }
-  const double a = std::get<Quantity>(observed_value).value;
-  const double b = std::get<Quantity>(guessed_value).value;
-  for (const auto& [side, v] : {std::pair{"observed", a}, std::pair{"guessed", b}})
+  const auto& o = std::get<Quantity>(observed_value);
+  const auto& g = std::get<Quantity>(guessed_value);
+  for (const auto& [side, v] : {std::pair{"observed", o.value}, std::pair{"guessed", g.value}})
     if (!std::isfinite(v)) return NotEvaluable{fmt::format("the {} value is {}", side, std::isnan(v) ? "not a number" : "infinite")};
-  const bool same = std::fabs(a - b) <= 1e-9 * std::max(std::fabs(a), std::fabs(b));
-  switch (comparison) {
-    case Comparison::equal: return same;
-    case Comparison::not_equal: return !same;
-    case Comparison::less: return a < b && !same;
-    case Comparison::less_equal: return a <= b || same;
-    case Comparison::greater: return a > b && !same;
-    case Comparison::greater_equal: return a >= b || same;
-    case Comparison::approx: {
-      const double allowed = tolerance->kind == Tolerance::Kind::relative ? tolerance->amount.value * std::fabs(b) : tolerance->amount.value;
-      return std::fabs(a - b) <= allowed * (1 + 1e-12);
-    }
+  if (!o.interval && !g.interval) return holds(comparison, o.value, g.value, tolerance);
+  switch (decide_intervals(comparison, analysis::bounds(o), analysis::bounds(g), tolerance)) {
+    case Decision::holds: return true;
+    case Decision::fails: return false;
+    case Decision::within_noise: break;
   }
-  return NotEvaluable{"unknown comparison"};
+  return NotEvaluable{fmt::format("within noise: observed {}, guessed {}: the guess holds for part of these {} intervals only",
+                                  analysis::format_with_interval(o), analysis::format_with_interval(g),
+                                  util::format_percent(analysis::timing_confidence))};
 }
 
 }  // namespace expr::expect

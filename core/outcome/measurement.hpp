@@ -39,6 +39,10 @@ struct Stats {
   double spread = 0;       // how far the samples scatter, relative to the median (robust: 1.4826 MAD / median)
   double seconds = 0;      // wall time spent taking the samples
   bool converged = false;  // the median was pinned down (runner/sampler.hpp) before the time budget ran out
+  // How far this median moves from one run to the next on this machine, beyond what its own samples
+  // show: the standard deviation of the log of the median over repeated runs of an unchanged build
+  // (`expr calibrate`, kept in the history). 0 when the point was never calibrated.
+  double run_to_run = 0;
 };
 
 struct Correctness {

@@ -85,7 +85,7 @@ Params bind_params(const ExperimentSpec& x, const Description& d, std::vector<ut
 
 Plan plan(const Series& series, loader::PluginCatalog& plugins, const std::vector<AxisOverride>& overrides) {
   std::vector<util::Problem> problems;
-  Plan p{series.file, series.name, series.description, {}};
+  Plan p{series.file, series.name, series.description, {}, {}, series.gates};
 
   // Every experiment's points first, so a sweep too large is refused before any plugin is asked
   // for its guesses.

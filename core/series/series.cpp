@@ -321,6 +321,17 @@ class Reader final : public NodeReader {
     }
   }
 
+  // `gates:`: a threshold per timing metric (a fraction: 3% or 0.03) and `structure: true|false`.
+  void gates(const YAML::Node& n, Gates& out) {
+    if (!is_map(n, "gates")) return;
+    auto known = gated_metrics;
+    known.push_back("structure");
+    only_keys(n, known, "gates");
+    for (const auto& metric : gated_metrics)
+      if (n[metric]) out.thresholds[metric] = number(n[metric], metric + " (gates)", false, 0, 10).value_or(out.thresholds[metric]);
+    if (n["structure"]) out.structure = boolean(n["structure"], "structure (gates)").value_or(out.structure);
+  }
+
   // `axes:`, `zip:` and `exclude:` of the defaults or an experiment (series/axes.hpp).
   void sweep(const YAML::Node& n, ExperimentSpec& x, bool from_defaults) {
     if (n["axes"]) read_axes(n["axes"], *this, from_defaults, x.axes);
@@ -363,7 +374,7 @@ std::string read_text(const std::filesystem::path& file) {
     fail(fmt::format("is larger than {}, too large for a series file", util::format_bytes(max_series_bytes)));
   return text;
 }
-const std::vector<std::string> top_keys{"series", "description", "plugin_path", "defaults", "experiments", "max_points"};
+const std::vector<std::string> top_keys{"series", "description", "plugin_path", "defaults", "experiments", "max_points", "gates"};
 const std::vector<std::string> default_keys{"device", "params", "iterations", "timeout", "memory", "expect", "axes", "zip", "exclude"};
 const std::vector<std::string> experiment_keys{"name",   "plugin",         "description", "device", "params", "iterations", "timeout",
                                                "memory", "expect",         "plugin_guesses", "axes", "zip",   "exclude",    "sweep_expect"};
@@ -420,6 +431,8 @@ Series read(const std::filesystem::path& file) {
   };
   if (const auto m = root["max_points"])
     s.max_points = {static_cast<std::size_t>(r.count(m, "max_points", 1, 100'000'000).value_or(10'000)), r.pos(m)};
+
+  if (const auto g = root["gates"]) r.gates(g, s.gates);
 
   ExperimentSpec defaults;
   defaults.device.value = DeviceChoice::auto_;

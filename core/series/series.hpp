@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -85,6 +86,16 @@ struct ExperimentSpec {
   std::vector<GuessSpec> sweep_guesses;  // `sweep_expect:`, about the whole sweep (expect/sweep.hpp)
 };
 
+// `gates:`: how far each timing may move against a baseline before `expr compare` and `expr run
+// --baseline` call it a regression (a fraction of the baseline's median), and whether a change in
+// the trace's structure fails the gate too (history/compare.hpp).
+struct Gates {
+  std::map<std::string, double> thresholds{{"gpu_time", 0.03}, {"host_time", 0.10}};
+  bool structure = true;
+};
+// The metrics a gate can hold: the timings with raw samples to test.
+inline const std::vector<std::string> gated_metrics{"gpu_time", "host_time"};
+
 struct Series {
   std::filesystem::path file;
   std::string name;
@@ -92,6 +103,7 @@ struct Series {
   std::vector<std::filesystem::path> plugin_path;  // made absolute, relative to the file
   std::vector<ExperimentSpec> experiments;
   Located<std::size_t> max_points{10'000, {}};  // a sweep expanding to more is refused unless raised
+  Gates gates;
 };
 
 // Throws util::InputError with every problem found, each at file:line:column.

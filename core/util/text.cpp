@@ -60,4 +60,16 @@ std::string shortened(std::string_view text) {
   return std::string(text.substr(0, cut)) + "…";
 }
 
+std::string exactly(const std::vector<std::string>& words) {
+  std::string alternatives;
+  for (const auto& word : words) {
+    if (!alternatives.empty()) alternatives += '|';
+    for (char ch : word) {
+      if (std::string_view("\\^$.|?*+()[]{}").find(ch) != std::string_view::npos) alternatives += '\\';
+      alternatives += ch;
+    }
+  }
+  return words.size() == 1 ? "^" + alternatives + "$" : "^(" + alternatives + ")$";
+}
+
 }  // namespace expr::util

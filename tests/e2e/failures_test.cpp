@@ -96,7 +96,7 @@ TEST_CASE("an empty result (a size of 0) is not called a wrong result") {
                           "reference is empty or not finite (a parameter such as a size or batch of 0 leads to this)");
 }
 
-TEST_CASE("a required guess that the trace contradicts makes the exit code 1; one not required does not") {
+TEST_CASE("a required guess that the trace contradicts makes the exit code 1, one not required does not") {
   const auto dir = e2e::scratch("required");
   e2e::write(dir, "series.yaml", R"(series: gate
 defaults:

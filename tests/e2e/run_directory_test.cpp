@@ -67,7 +67,7 @@ TEST_CASE("a second run into a directory that a run is writing is refused at onc
   CHECK_FALSE(fs::exists(dir / "run" / "experiments" / "other"));
 }
 
-TEST_CASE("--out over an earlier run is refused; --force replaces that run whole") {
+TEST_CASE("--out over an earlier run is refused, and --force replaces that run whole") {
   const auto dir = e2e::scratch("lock_earlier");
   e2e::write(dir, "old.yaml", series("old"));
   e2e::write(dir, "new.yaml", series("new"));

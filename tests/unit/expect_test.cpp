@@ -223,3 +223,46 @@ TEST_CASE("binding finds what a guess reads besides its own warm measurement") {
   CHECK(error_of("cold.kernals == 1") ==
         std::pair<std::size_t, std::string>{5, "cold. reads a metric of this experiment's own cold call, and 'kernals' is no metric; did you mean 'kernels'?"});
 }
+
+namespace {
+
+// An experiment whose host time was sampled: 201 samples spread evenly over median ± half_width.
+outcome::Measurement sampled(const std::string& name, double median_ns, double half_width_ns, double run_to_run = 0) {
+  auto m = timed(name, median_ns, median_ns);
+  m.device_time.reset();
+  m.host->samples.clear();
+  for (int i = -100; i <= 100; ++i) m.host->samples.push_back(median_ns + half_width_ns * i / 100.0);
+  m.host->count = m.host->samples.size();
+  m.host->run_to_run = run_to_run;
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("a timing guess decided by noise is not evaluable: within noise, instead of flipping between runs") {
+  // 27 µs against 1.25 * 20 µs = 25 µs: clear of the samples' noise either way.
+  const auto near_other = sampled("other", 20'000, 1'000);
+  const auto clear = judge("host_time > 1.25 * other.host_time", sampled("self", 27'000, 1'000), &near_other);
+  CHECK(clear.verdict == expect::Verdict::confirmed);
+  CHECK(clear.evidence.find("host_time = 27 µs [") != std::string::npos);
+
+  // 1.25 * 21.6 µs = 27 µs: the medians' intervals straddle the boundary.
+  const auto other = sampled("other", 21'600, 1'000);
+  const auto close = judge("host_time > 1.25 * other.host_time", sampled("self", 27'000, 1'000), &other);
+  CHECK(close.verdict == expect::Verdict::not_evaluable);
+  CHECK(close.reason.find("within noise: observed 27 µs [") == 0);
+
+  // The same clear case on a machine whose runs move by 5% from one to the next (calibrated):
+  // 27 µs against 25 µs is no longer beyond doubt.
+  const auto far_other = sampled("other", 20'000, 1'000, 0.05);
+  const auto noisy = judge("host_time > 1.25 * other.host_time", sampled("self", 27'000, 1'000, 0.05), &far_other);
+  CHECK(noisy.verdict == expect::Verdict::not_evaluable);
+  CHECK(noisy.reason.find("within noise") == 0);
+
+  // Against a literal, ~ and the other comparisons decide the same way.
+  CHECK(judge("host_time < 30us", sampled("self", 27'000, 1'000)).verdict == expect::Verdict::confirmed);
+  CHECK(judge("host_time < 27.01us", sampled("self", 27'000, 1'000)).verdict == expect::Verdict::not_evaluable);
+  CHECK(judge("host_time ~ 27us within 5%", sampled("self", 27'000, 1'000)).verdict == expect::Verdict::confirmed);
+  CHECK(judge("host_time ~ 20us within 5%", sampled("self", 27'000, 1'000)).verdict == expect::Verdict::contradicted);
+  CHECK(judge("host_time ~ 25.75us within 5%", sampled("self", 27'000, 1'000)).verdict == expect::Verdict::not_evaluable);
+}
