@@ -9,6 +9,7 @@
 #include "report/run_directory.hpp"
 #include "report/sinks.hpp"
 #include "report/summary.hpp"
+#include "util/log.hpp"
 
 namespace expr::cli {
 
@@ -48,7 +49,7 @@ std::optional<LoadedSeries> load_series(const fs::path& file, const std::vector<
     try {
       overrides.push_back(series::parse_axis_override(option));
     } catch (const std::invalid_argument& e) {
-      fmt::print(stderr, "error: {}\n", e.what());
+      log::error("{}", e.what());
       return std::nullopt;
     }
   }
@@ -118,32 +119,53 @@ int list(const std::vector<fs::path>& extra_dirs) {
                    p.choices.empty() ? "" : fmt::format(" one of {}", fmt::join(p.choices, "|")), p.doc);
       }
     } catch (const loader::LoadError& e) {
-      fmt::print(stderr, "error: {}\n", e.what());
+      log::error("{}", e.what());
       status = bad_input;
     }
   }
   return status;
 }
 
+void print_traces_line(const report::RunDirectory& dir, std::string_view before) {
+  if (fs::exists(dir.traces())) {
+    fmt::print("{}traces:  {} (Perfetto, TensorBoard, HTA: docs/chrome-trace.md)\n", before, dir.traces().string());
+    return;
+  }
+  // Before traces/ had a folder of its own, each Chrome trace lay beside its native trace.
+  if (fs::exists(dir.root() / "experiments"))
+    for (const auto& e : fs::directory_iterator(dir.root() / "experiments"))
+      if (fs::exists(e.path() / "chrome_trace.json")) {
+        fmt::print("{}traces:  {}/*/chrome_trace.json (an older layout; `expr replay {} --out DIR` writes them for TensorBoard and HTA)\n",
+                   before, (dir.root() / "experiments").string(), dir.root().string());
+        return;
+      }
+}
+
 int show(const fs::path& run_dir) {
   try {
-    const auto run = report::RunDirectory(run_dir).read();
+    const report::RunDirectory dir(run_dir);
+    const auto run = dir.read();
     fmt::print("{}", report::terminal_report(run, ::isatty(STDOUT_FILENO)));
     if (run.experiments.size() < run.planned)
       fmt::print("\nincomplete: {} of {} planned experiments have a result\n", run.experiments.size(), run.planned);
+    print_traces_line(dir, "\n");
     return ok;
   } catch (const std::exception& e) {
-    fmt::print(stderr, "error: {}\n", e.what());
+    log::error("{}", e.what());
     return bad_input;
   }
 }
 
 namespace {
 
-// The guesses to judge again, per experiment: the recorded ones, with the series' own replaced by
-// those of `series_file` when one is given.
-std::map<std::string, std::vector<expect::CompiledGuess>> replay_guesses(const report::RunResult& recorded,
-                                                                       const std::optional<fs::path>& series_file) {
+struct ReplayGuesses {
+  std::map<std::string, std::vector<expect::CompiledGuess>> per_experiment;
+  std::vector<expect::SweepGuess> sweeps;
+};
+
+// The guesses to judge again, per experiment and about whole sweeps: the recorded ones, each at the
+// place it was written, with the series' own replaced by those of `series_file` when one is given.
+ReplayGuesses replay_guesses(const report::RunResult& recorded, const std::optional<fs::path>& series_file) {
   std::vector<std::string> names;  // families, as guesses name them
   for (const auto& e : recorded.experiments)
     if (std::find(names.begin(), names.end(), e.family) == names.end()) names.push_back(e.family);
@@ -152,9 +174,18 @@ std::map<std::string, std::vector<expect::CompiledGuess>> replay_guesses(const r
   if (series_file) s = series::read(*series_file);
 
   // The series' own guesses first, then the plugin's, as a run orders them.
-  std::map<std::string, std::vector<expect::CompiledGuess>> out;
+  ReplayGuesses out;
   const auto add = [&](const std::string& experiment, const series::GuessSpec& spec, const util::SourcePos& fallback) {
-    if (auto g = expect::compile_guess(spec, names, fallback, problems)) out[experiment].push_back(std::move(*g));
+    if (auto g = expect::compile_guess(spec, names, fallback, problems)) out.per_experiment[experiment].push_back(std::move(*g));
+  };
+  const auto add_sweep = [&](const std::string& family, const series::GuessSpec& spec) {
+    std::vector<std::string> axes;
+    for (const auto& e : recorded.experiments)
+      if (e.family == family) {
+        for (const auto& [axis, value] : e.point) axes.push_back(axis);
+        break;
+      }
+    if (auto g = expect::compile_sweep_guess(spec, family, axes, names, problems)) out.sweeps.push_back(std::move(*g));
   };
   if (s)
     for (const auto& x : s->experiments) {
@@ -165,11 +196,22 @@ std::map<std::string, std::vector<expect::CompiledGuess>> replay_guesses(const r
       for (const auto& e : recorded.experiments)
         if (e.family == x.name.value)
           for (const auto& spec : x.guesses) add(e.measurement.experiment, spec, x.name.pos);
+      for (const auto& spec : x.sweep_guesses) add_sweep(x.name.value, spec);
     }
   const util::SourcePos results{report::RunDirectory(recorded.run_dir).results().string(), 0, 0};
   for (const auto& e : recorded.experiments)
     for (const auto& g : e.guesses)
       if (!s || g.spec.origin == series::GuessOrigin::plugin) add(e.measurement.experiment, g.spec, results);
+  // A sweep guess was recorded once per group of its other axes; it is judged again once.
+  if (!s)
+    for (std::size_t i = 0; i < recorded.sweep_guesses.size(); ++i) {
+      const auto& g = recorded.sweep_guesses[i];
+      const auto same = [&](const report::SweepVerdict& earlier) {
+        return earlier.family == g.family && earlier.guess.spec.check == g.guess.spec.check && earlier.guess.spec.pos.str() == g.guess.spec.pos.str();
+      };
+      if (std::none_of(recorded.sweep_guesses.begin(), recorded.sweep_guesses.begin() + static_cast<std::ptrdiff_t>(i), same))
+        add_sweep(g.family, g.guess.spec);
+    }
   if (!problems.empty()) throw util::InputError(std::move(problems));
   return out;
 }
@@ -178,7 +220,7 @@ std::map<std::string, std::vector<expect::CompiledGuess>> replay_guesses(const r
 
 int replay(const fs::path& run_dir, const std::optional<fs::path>& series_file, const std::optional<fs::path>& out) {
   report::RunResult recorded;
-  std::map<std::string, std::vector<expect::CompiledGuess>> guesses;
+  ReplayGuesses guesses;
   try {
     recorded = report::RunDirectory(run_dir).read();
     guesses = replay_guesses(recorded, series_file);
@@ -186,7 +228,7 @@ int replay(const fs::path& run_dir, const std::optional<fs::path>& series_file, 
     for (const auto& p : e.problems()) fmt::print(stderr, "{}\n", p.str());
     return bad_input;
   } catch (const std::exception& e) {
-    fmt::print(stderr, "error: {}\n", e.what());
+    log::error("{}", e.what());
     return bad_input;
   }
 
@@ -206,8 +248,9 @@ int replay(const fs::path& run_dir, const std::optional<fs::path>& series_file, 
     const report::RunDirectory dir(*out);
     try {
       dir.create();
+      log::open_file(dir.log());
     } catch (const std::exception& e) {
-      fmt::print(stderr, "error: {}\n", e.what());
+      log::error("{}", e.what());
       return cannot_write;
     }
     outputs.add(report::sinks::native_traces(dir));
@@ -216,20 +259,23 @@ int replay(const fs::path& run_dir, const std::optional<fs::path>& series_file, 
     outputs.add(report::sinks::markdown_summary(dir));
     outputs.add(report::sinks::junit(dir));
   }
+  log::info("replaying {}{}", run_dir.string(), series_file ? " with the guesses of " + series_file->string() : "");
+  outputs.add(report::sinks::run_log());
   outputs.add(report::sinks::terminal_report());
   report::Assembler assembler(run, outputs);
   std::vector<report::PlannedPoint> planned;
   for (const auto& e : recorded.experiments) planned.push_back({e.measurement.experiment, e.family, e.point});
   assembler.set_planned(std::move(planned));
+  assembler.set_sweep_guesses(std::move(guesses.sweeps));
   try {
     outputs.begin(run);
     for (auto& e : recorded.experiments) {
       const auto name = e.measurement.experiment;
-      assembler.add(std::move(e.measurement), std::move(guesses[name]), std::move(e.family), std::move(e.point));
+      assembler.add(std::move(e.measurement), std::move(guesses.per_experiment[name]), std::move(e.family), std::move(e.point));
     }
     assembler.finish();
   } catch (const std::exception& e) {
-    fmt::print(stderr, "error: {}\n", e.what());
+    log::error("{}", e.what());
     return cannot_write;
   }
   return outcome_code(report::tally(run));

@@ -8,6 +8,7 @@
 
 #include "expect/guesses.hpp"
 #include "expect/sweep.hpp"
+#include "report/run_directory.hpp"
 #include "report/run_result.hpp"
 #include "series/plan.hpp"
 
@@ -46,6 +47,10 @@ std::optional<LoadedSeries> load_series(const std::filesystem::path& file, const
 
 // Prints the plan's experiments, one identity a line, with their count.
 void print_expansion(const series::Plan& plan);
+
+// Prints where the run's Chrome traces are, for Perfetto, TensorBoard and HTA, after `before`,
+// when it has any.
+void print_traces_line(const report::RunDirectory& dir, std::string_view before = "");
 
 int run(const RunArgs& args);
 int validate(const std::filesystem::path& series, const std::vector<std::string>& axes);

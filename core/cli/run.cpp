@@ -4,7 +4,6 @@
 
 #include <chrono>
 #include <fstream>
-#include <regex>
 
 #include "cli/commands.hpp"
 #include "report/assembler.hpp"
@@ -12,6 +11,8 @@
 #include "report/sinks.hpp"
 #include "runner/series_runner.hpp"
 #include "util/atomic_file.hpp"
+#include "util/log.hpp"
+#include "util/regex.hpp"
 
 namespace expr::cli {
 
@@ -29,7 +30,6 @@ class Observer final : public runner::RunObserver {
   void progress(const std::string& experiment, std::string_view phase, std::string_view detail) override {
     sink_.progress(experiment, phase, detail);
   }
-  void log(const std::string& experiment, LogLevel level, std::string_view message) override { sink_.log(experiment, level, message); }
 
   void finished(outcome::Measurement m) override {
     // Environment facts the workers found (the GPU's, the plugin's libraries) join the run's.
@@ -69,9 +69,9 @@ int run(const RunArgs& args) {
   }
   if (args.filter) {
     try {
-      std::regex check(*args.filter);
-    } catch (const std::regex_error& e) {
-      fmt::print(stderr, "error: --filter '{}' is not a valid regex: {}\n", *args.filter, e.what());
+      util::Regex check(*args.filter);
+    } catch (const util::RegexError& e) {
+      log::error("--filter '{}' is not a valid regex: {}", *args.filter, e.what());
       return bad_input;
     }
   }
@@ -88,10 +88,11 @@ int run(const RunArgs& args) {
   run.started = report::utc_now();
   try {
     dir.create();
+    log::open_file(dir.log());
     std::ifstream series_text(args.series);
     util::write_atomically(dir.series_copy(), std::string(std::istreambuf_iterator<char>(series_text), {}));
   } catch (const std::exception& e) {
-    fmt::print(stderr, "error: cannot write the run directory {}: {}\n", dir.root().string(), e.what());
+    log::error("cannot write the run directory {}: {}", dir.root().string(), e.what());
     return cannot_write;
   }
 
@@ -99,11 +100,14 @@ int run(const RunArgs& args) {
   run.environment = report::host_environment();
   for (const auto& [k, v] : probe.environment) run.environment[k] = v;
   if (probe.devices == 0) run.environment["cuda"] = probe.unavailable;
+  if (probe.devices == 0) log::info("{}", probe.unavailable);
+  else log::info("{} CUDA device{}", probe.devices, probe.devices == 1 ? "" : "s");
 
   runner::RunOptions options{[&dir](const std::string& experiment) { return dir.files(experiment); }, args.filter, std::nullopt};
   if (args.device) options.device = *args.device == "cuda" ? Device::cuda : Device::cpu;
 
   report::Multiplex outputs;
+  outputs.add(report::sinks::run_log());
   outputs.add(report::sinks::progress_line());
   outputs.add(report::sinks::chrome_traces(dir));
   outputs.add(report::sinks::results_json(dir));
@@ -122,10 +126,11 @@ int run(const RunArgs& args) {
     run.finished = report::utc_now();
     assembler.finish();
   } catch (const std::exception& e) {
-    fmt::print(stderr, "\nerror: {}\n", e.what());
+    log::error("{}", e.what());
     return cannot_write;
   }
   fmt::print("\nresults: {}\n", dir.results().string());
+  print_traces_line(dir);
   return outcome_code(report::tally(run));
 }
 

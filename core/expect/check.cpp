@@ -4,8 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <regex>
 
+#include "util/regex.hpp"
 #include "util/text.hpp"
 
 namespace expr::expect {
@@ -25,6 +25,15 @@ std::string_view to_string(Verdict v) {
 }
 
 namespace {
+
+// A regex argument or `~ "regex"`, compiled once here so a bad one is reported where it was written.
+void check_regex(const std::string& pattern, std::size_t offset) {
+  try {
+    util::Regex valid(pattern);
+  } catch (const util::RegexError& e) {
+    throw SyntaxError(offset, fmt::format("'{}' is not a valid regex: {}", pattern, e.what()));
+  }
+}
 
 // ---- Binding ----------------------------------------------------------------------------------
 
@@ -63,13 +72,7 @@ void bind_arguments(Reference& ref, const Reference::Segment& seg, const analysi
       throw SyntaxError(a.offset, fmt::format("unknown copy kind '{}'{}; kinds are {}", a.value, util::did_you_mean(a.value, kinds),
                                               util::one_of(kinds)));
     }
-    if (arg->kind == analysis::ArgKind::pattern) {
-      try {
-        std::regex check(a.value, std::regex::ECMAScript);
-      } catch (const std::regex_error& e) {
-        throw SyntaxError(a.offset, fmt::format("'{}' is not a valid regex: {}", a.value, e.what()));
-      }
-    }
+    if (arg->kind == analysis::ArgKind::pattern) check_regex(a.value, a.offset);
     ref.call.args[arg->name] = a.value;
   }
   for (const auto& needed : spec.args)
@@ -190,6 +193,8 @@ void bind(Check& check, const std::vector<std::string>& experiments) {
   if (observed.kind == K::text) {
     if (check.comparison != Comparison::equal && check.comparison != Comparison::not_equal && check.comparison != Comparison::approx)
       throw SyntaxError(check.guessed->begin, "text compares only with ==, != or ~ (regex search)");
+    if (const auto* literal = std::get_if<Literal>(&check.guessed->expr); literal && check.comparison == Comparison::approx)
+      check_regex(std::get<std::string>(literal->value), check.guessed->begin);
     return;
   }
   if (!(observed.dim == guessed.dim))
@@ -335,7 +340,7 @@ class Evaluator {
 bool holds(Comparison c, const Value& observed, const Value& guessed, const std::optional<Tolerance>& tolerance) {
   if (const auto* o = std::get_if<std::string>(&observed)) {
     const auto& g = std::get<std::string>(guessed);
-    if (c == Comparison::approx) return std::regex_search(*o, std::regex(g, std::regex::ECMAScript));
+    if (c == Comparison::approx) return util::Regex(g).search(*o);
     return (c == Comparison::equal) == (*o == g);
   }
   const double a = std::get<Quantity>(observed).value;
@@ -408,7 +413,12 @@ Judgement judge(const Check& check, const outcome::Measurement& self, const Find
     j.reason = fmt::format("cannot compare {} with {}", analysis::format(*observed.value), analysis::format(*guessed.value));
     return j;
   }
-  j.verdict = holds(check.comparison, *observed.value, *guessed.value, check.tolerance) ? Verdict::confirmed : Verdict::contradicted;
+  try {
+    j.verdict = holds(check.comparison, *observed.value, *guessed.value, check.tolerance) ? Verdict::confirmed : Verdict::contradicted;
+  } catch (const util::RegexError& e) {  // a regex read from the trace or another experiment, not written in the guess
+    j.verdict = Verdict::not_evaluable;
+    j.reason = fmt::format("'{}' is not a valid regex: {}", analysis::format(*guessed.value), e.what());
+  }
   return j;
 }
 

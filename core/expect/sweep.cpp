@@ -7,9 +7,9 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
-#include <regex>
 
 #include "series/plan.hpp"
+#include "util/regex.hpp"
 #include "util/text.hpp"
 
 namespace expr::expect {
@@ -59,17 +59,17 @@ double parse_number(const std::string& text, std::size_t offset) {
 }
 
 void parse_guessed(SweepGuess& g, const std::string& tail, std::size_t offset) {
-  static const std::regex re(R"(\s*(==|!=|<=|>=|<|>|~)\s*([-+]?[0-9.]+(?:[eE][-+]?[0-9]+)?)\s*(?:(?:±|\+-)\s*([0-9.]+(?:[eE][-+]?[0-9]+)?)|within\s+([0-9.]+)\s*%)?\s*)");
-  std::smatch m;
-  if (!std::regex_match(tail, m, re))
+  static const util::Regex re(R"(\s*(==|!=|<=|>=|<|>|~)\s*([-+]?[0-9.]+(?:[eE][-+]?[0-9]+)?)\s*(?:(?:±|\+-)\s*([0-9.]+(?:[eE][-+]?[0-9]+)?)|within\s+([0-9.]+)\s*%)?\s*)");
+  const auto m = re.full_match(tail);
+  if (!m)
     throw SyntaxError(offset, "expected a comparison with a number after the call, e.g. ~ 2 ± 0.3, ~ 2048 within 50%, < 2.5");
-  const std::string op = m[1];
+  const std::string op((*m)[1].value());
   g.comparison = op == "==" ? Comparison::equal : op == "!=" ? Comparison::not_equal : op == "<" ? Comparison::less
                : op == "<=" ? Comparison::less_equal : op == ">" ? Comparison::greater : op == ">=" ? Comparison::greater_equal
                                                                                                     : Comparison::approx;
-  g.guessed = parse_number(m[2], offset);
-  if (m[3].matched) g.absolute = parse_number(m[3], offset);
-  if (m[4].matched) g.relative = parse_number(m[4], offset) / 100;
+  g.guessed = parse_number(std::string(*(*m)[2]), offset);
+  if ((*m)[3]) g.absolute = parse_number(std::string(*(*m)[3]), offset);
+  if ((*m)[4]) g.relative = parse_number(std::string(*(*m)[4]), offset) / 100;
   if (g.comparison == Comparison::approx && !g.absolute && !g.relative)
     throw SyntaxError(offset, "~ needs a tolerance: ~ 2 ± 0.3 or ~ 2048 within 50%");
   if (g.comparison != Comparison::approx && (g.absolute || g.relative))
@@ -240,17 +240,18 @@ std::optional<SweepGuess> compile_sweep_guess(const series::GuessSpec& spec, con
   g.family = family;
   const auto& text = spec.check;
   try {
-    static const std::regex call(R"(\s*([a-z_]+)\s*\()");
-    std::smatch m;
-    if (!std::regex_search(text, m, call, std::regex_constants::match_continuous))
-      throw SyntaxError(0, "a sweep guess is slope(...), monotonic(...) or crossover(...)");
-    const std::string kind = m[1];
+    // The call's name, then its arguments from the opening parenthesis on.
+    static const util::Regex call(R"((?s)\s*([a-z_]+)\s*(\(.*))");
+    const auto m = call.full_match(text);
+    if (!m) throw SyntaxError(0, "a sweep guess is slope(...), monotonic(...) or crossover(...)");
+    const auto at = [&](std::string_view part) { return static_cast<std::size_t>(part.data() - text.data()); };
+    const std::string kind(*(*m)[1]);
     if (kind != "slope" && kind != "monotonic" && kind != "crossover")
-      throw SyntaxError(static_cast<std::size_t>(m.position(1)), fmt::format("unknown sweep guess '{}'{}; it is slope, monotonic or crossover", kind,
-                                                                              util::did_you_mean(kind, {"slope", "monotonic", "crossover"})));
+      throw SyntaxError(at(*(*m)[1]), fmt::format("unknown sweep guess '{}'{}; it is slope, monotonic or crossover", kind,
+                                                  util::did_you_mean(kind, {"slope", "monotonic", "crossover"})));
     g.kind = kind == "slope" ? SweepGuess::Kind::slope : kind == "monotonic" ? SweepGuess::Kind::monotonic : SweepGuess::Kind::crossover;
     std::size_t close = 0;
-    auto args = arguments(text, static_cast<std::size_t>(m.position(0) + m.length(0) - 1), close);
+    auto args = arguments(text, at(*(*m)[2]), close);
     if (args.size() < 2 || args[0].text.empty())
       throw SyntaxError(close, fmt::format("{} takes a metric and an axis first: {}(gpu_time, seq{}", kind, kind,
                                            kind == "slope" ? ")" : kind == "monotonic" ? ", increasing)" : ", other_experiment)"));

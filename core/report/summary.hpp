@@ -15,8 +15,12 @@ Table comparison_table(const RunResult& run);
 
 std::string terminal_report(const RunResult& run, bool color);
 std::string markdown_report(const RunResult& run);
-// JUnit XML, for CI test reports: one test case per expectation, failing when a required one is not
-// confirmed, and one per experiment that failed to run.
+// JUnit XML for CI dashboards, valid against schemas/junit.xsd (a subset of Jenkins' junit-10.xsd):
+// a test suite per experiment, timed by its wall time, with a test case "runs" (an error when the
+// experiment failed, crashed or timed out, skipped when it did not run) and one per guess; a
+// suite for the guesses about whole sweeps. A required guess that is not confirmed is a failure;
+// a contradicted guess that is not required is a finding, shown as the output of a passing case;
+// one that could not be judged is skipped.
 std::string junit_report(const RunResult& run);
 
 }  // namespace expr::report

@@ -8,10 +8,10 @@
 
 #include <algorithm>
 #include <charconv>
-#include <regex>
 #include <set>
 
 #include "series/plan.hpp"
+#include "util/regex.hpp"
 #include "util/text.hpp"
 
 namespace expr::series {
@@ -61,12 +61,11 @@ struct Condition {
 };
 
 Condition condition(const ParamSpec& spec, const std::string& text) {
-  static const std::regex comparison(R"(\s*(<=|>=|!=|<|>)\s*(.*))");
-  std::smatch m;
-  if (std::regex_match(text, m, comparison)) {
+  static const util::Regex comparison(R"(\s*(<=|>=|!=|<|>)\s*(.*))");
+  if (const auto m = comparison.full_match(text)) {
     if (spec.type != ParamType::integer && spec.type != ParamType::number)
       throw std::invalid_argument(fmt::format("'{}' compares, but parameter '{}' is not a number", text, spec.name));
-    return {m[1], typed_param(spec, m[2])};
+    return {std::string(*(*m)[1]), typed_param(spec, std::string(*(*m)[2]))};
   }
   return {"", typed_param(spec, text)};
 }
@@ -74,12 +73,12 @@ Condition condition(const ParamSpec& spec, const std::string& text) {
 }  // namespace
 
 std::vector<std::string> axis_values(const std::string& text) {
-  static const std::regex generator(R"(\s*(range|pow2)\s*\((.*)\)\s*)");
-  std::smatch m;
-  if (!std::regex_match(text, m, generator)) return {text};
-  const std::string kind = m[1];
+  static const util::Regex generator(R"(\s*(range|pow2)\s*\((.*)\)\s*)");
+  const auto m = generator.full_match(text);
+  if (!m) return {text};
+  const std::string kind(*(*m)[1]);
   std::vector<std::int64_t> args;
-  std::string arguments = m[2];
+  const std::string arguments(*(*m)[2]);
   for (std::size_t start = 0; start <= arguments.size();) {
     const auto comma = std::min(arguments.find(',', start), arguments.size());
     auto arg = arguments.substr(start, comma - start);
