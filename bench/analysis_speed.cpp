@@ -3,15 +3,22 @@
 // expr_trace.json) with its iterations repeated, shifted in time, until it holds `records` records:
 // real kernels, copies, API calls and ops, only more of them.
 //
+// Then the regex engine on its own, in the same process: the guesses' patterns searched in the
+// trace's record names one by one (the metrics cache each name's answer, so this is the engine's
+// raw speed), with expr's engine (RE2, util/regex.hpp) and with libstdc++'s std::regex, which it
+// replaced; and the same patterns in a 10,000-character name.
+//
 //   expr_bench_analysis TRACE_FILE [records]
 #include <fmt/format.h>
 
 #include <chrono>
 #include <cstdlib>
+#include <regex>
 
 #include "expect/check.hpp"
 #include "report/chrome_trace.hpp"
 #include "trace/trace_file.hpp"
+#include "util/regex.hpp"
 
 using namespace expr;
 
@@ -58,6 +65,54 @@ double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
 
+// Each pattern searched in each name, `rounds` times over; returns the matches (so the work stays)
+// and the time per search.
+template <class Search>
+std::pair<std::size_t, double> time_searches(const std::vector<std::string>& names, std::size_t patterns, std::size_t rounds,
+                                             const Search& search) {
+  std::size_t matches = 0;
+  const auto start = std::chrono::steady_clock::now();
+  for (std::size_t r = 0; r < rounds; ++r)
+    for (std::size_t p = 0; p < patterns; ++p)
+      for (const auto& n : names) matches += search(p, n);
+  return {matches, seconds_since(start) / static_cast<double>(rounds * patterns * names.size())};
+}
+
+void compare_regex_engines(const trace::Trace& t) {
+  // The benchmark's guesses' patterns, and the ones the docs show.
+  const std::vector<std::string> patterns{"gemm", "sgemm", "^aten::tril$", "Launch", "^aten::matmul$", "^cudaLaunchKernel$",
+                                          R"(sm\d+_)", "flash_(fwd|bwd)"};
+  // Every record's name, in record order, as an uncached filter would meet them.
+  std::vector<std::string> names;
+  for (const auto& k : t.kernels) names.push_back(t.strings[k.name]);
+  for (const auto& c : t.api_calls) names.push_back(t.strings[c.name]);
+  for (const auto& r : t.ranges) names.push_back(t.strings[r.name]);
+  names.resize(std::min<std::size_t>(names.size(), 20'000));
+  std::size_t length = 0;
+  for (const auto& n : names) length += n.size();
+
+  std::vector<util::Regex> ours;
+  std::vector<std::regex> theirs;
+  for (const auto& p : patterns) {
+    ours.emplace_back(p);
+    theirs.emplace_back(p, std::regex::ECMAScript | std::regex::optimize);
+  }
+  const auto re2 = time_searches(names, patterns.size(), 3, [&](std::size_t p, const std::string& n) { return ours[p].search(n); });
+  const auto std_regex = time_searches(names, patterns.size(), 3, [&](std::size_t p, const std::string& n) { return std::regex_search(n, theirs[p]); });
+  fmt::print("regex: {} patterns x {} record names ({:.0f} characters on average): RE2 {:.0f} ns a search, std::regex {:.0f} ns "
+             "({:.2f}x RE2's time); {} and {} matches\n",
+             patterns.size(), names.size(), static_cast<double>(length) / static_cast<double>(names.size()), re2.second * 1e9,
+             std_regex.second * 1e9, std_regex.second / re2.second, re2.first, std_regex.first);
+
+  // A 10,000-character name: std::regex recurses once per character on patterns with a repeated
+  // group, so only the patterns without one are timed with it.
+  const std::vector<std::string> long_name{std::string(10'000, 'a') + "_gemm"};
+  const auto re2_long = time_searches(long_name, patterns.size(), 100, [&](std::size_t p, const std::string& n) { return ours[p].search(n); });
+  const auto std_long = time_searches(long_name, 6, 100, [&](std::size_t p, const std::string& n) { return std::regex_search(n, theirs[p]); });
+  fmt::print("regex on a 10,000-character name: RE2 {:.1f} us a search, std::regex {:.1f} us (the 6 patterns without a repeated group)\n",
+             re2_long.second * 1e6, std_long.second * 1e6);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -92,7 +147,7 @@ int main(int argc, char** argv) {
 
   start = std::chrono::steady_clock::now();
   fmt::memory_buffer json;
-  report::render_chrome_trace(t, analysis::kernel_occupancies(t), "bench", json);
+  report::render_chrome_trace(t, analysis::kernel_occupancies(t), {"bench", "bench"}, json);
   const double export_s = seconds_since(start);
 
   const double records = static_cast<double>(t.record_count());
@@ -100,5 +155,6 @@ int main(int argc, char** argv) {
   fmt::print("Chrome export: {:.1f} MB in {:.3f} s\n", static_cast<double>(json.size()) / 1e6, export_s);
   fmt::print("metrics + expectations + Chrome export: {:.3f} s for {:.0f} records = {:.2f} M records/s\n", judge_s + export_s,
              records, records / (judge_s + export_s) / 1e6);
+  compare_regex_engines(t);
   return 0;
 }

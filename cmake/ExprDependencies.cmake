@@ -2,6 +2,7 @@
 # machine, from the staged copies that .deps/env.sh puts on CMAKE_PREFIX_PATH.
 find_package(yaml-cpp REQUIRED)
 find_package(fmt REQUIRED)
+find_package(spdlog REQUIRED)
 find_package(nlohmann_json REQUIRED)
 find_package(CLI11 REQUIRED)
 find_package(doctest REQUIRED)
@@ -9,6 +10,14 @@ find_package(Boost 1.74 REQUIRED)
 find_package(Threads REQUIRED)
 find_package(SQLite3 REQUIRED)
 find_package(CUDAToolkit 13 REQUIRED)
+
+# RE2, the regex engine (core/util/regex.hpp). Debian's package has no CMake config and the GPU
+# machine may have no pkg-config, so it is found by its header and library.
+find_path(EXPR_RE2_INCLUDE_DIR re2/re2.h REQUIRED)
+find_library(EXPR_RE2_LIBRARY re2 REQUIRED)
+add_library(expr_re2 UNKNOWN IMPORTED)
+set_target_properties(expr_re2 PROPERTIES IMPORTED_LOCATION ${EXPR_RE2_LIBRARY} INTERFACE_INCLUDE_DIRECTORIES ${EXPR_RE2_INCLUDE_DIR})
+target_link_libraries(expr_re2 INTERFACE Threads::Threads)
 
 # CUPTI ships inside the toolkit; older CMake does not always name it.
 if(NOT TARGET CUDA::cupti)

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <climits>
+#include <cmath>
 #include <cstdint>
 
 namespace expr::analysis {
@@ -174,12 +175,28 @@ Occupancy theoretical_occupancy(const trace::Footprint& launch, const trace::Dev
   return o;
 }
 
-std::vector<std::optional<Occupancy>> kernel_occupancies(const trace::Trace& trace) {
-  std::vector<std::optional<Occupancy>> out;
+KinetoEstimate kineto_estimate(const trace::Footprint& launch, const trace::DeviceProperties& device, const Occupancy& theoretical) {
+  KinetoEstimate e;
+  if (device.multiprocessors <= 0 || device.max_threads_per_sm <= 0) return e;
+  const auto threads = static_cast<double>(launch.block.volume());
+  e.blocks_per_sm = static_cast<double>(launch.grid.volume()) / device.multiprocessors;
+  e.warps_per_sm = e.blocks_per_sm * threads / 32;  // Kineto divides by 32 whatever the device
+  const double active = std::min(static_cast<double>(theoretical.blocks_per_sm), e.blocks_per_sm);
+  e.achieved_occupancy_percent = static_cast<int>(std::lround(active * threads / device.max_threads_per_sm * 100));
+  return e;
+}
+
+std::vector<std::optional<KernelOccupancy>> kernel_occupancies(const trace::Trace& trace) {
+  std::vector<std::optional<KernelOccupancy>> out;
   out.reserve(trace.kernels.size());
   for (const auto& k : trace.kernels)
-    if (const auto* d = trace.device(k.device)) out.push_back(theoretical_occupancy(k.footprint, *d));
-    else out.emplace_back();
+    if (const auto* d = trace.device(k.device)) {
+      auto theoretical = theoretical_occupancy(k.footprint, *d);
+      const auto kineto = kineto_estimate(k.footprint, *d, theoretical);
+      out.push_back(KernelOccupancy{std::move(theoretical), kineto});
+    } else {
+      out.emplace_back();
+    }
   return out;
 }
 

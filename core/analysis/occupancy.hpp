@@ -32,8 +32,23 @@ struct Occupancy {
 
 Occupancy theoretical_occupancy(const trace::Footprint& launch, const trace::DeviceProperties& device);
 
-// Each kernel's theoretical occupancy, parallel to trace.kernels; empty where the trace lacks the
+// The PyTorch profiler's (Kineto's) estimates for one launch, under its names and with its
+// meanings: the grid's blocks spread over the multiprocessors, not the resident blocks above.
+struct KinetoEstimate {
+  double blocks_per_sm = 0;  // "blocks per SM": grid blocks / multiprocessors
+  double warps_per_sm = 0;   // "warps per SM": blocks_per_sm * threads per block / 32
+  // "est. achieved occupancy %": min(resident blocks per SM, blocks_per_sm) * threads per block /
+  // max threads per SM, in percent, rounded to a whole number.
+  int achieved_occupancy_percent = 0;
+};
+KinetoEstimate kineto_estimate(const trace::Footprint& launch, const trace::DeviceProperties& device, const Occupancy& theoretical);
+
+struct KernelOccupancy {
+  Occupancy theoretical;
+  KinetoEstimate kineto;
+};
+// Each kernel's occupancy figures, parallel to trace.kernels; empty where the trace lacks the
 // kernel's device properties.
-std::vector<std::optional<Occupancy>> kernel_occupancies(const trace::Trace& trace);
+std::vector<std::optional<KernelOccupancy>> kernel_occupancies(const trace::Trace& trace);
 
 }  // namespace expr::analysis

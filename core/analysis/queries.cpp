@@ -1,3 +1,4 @@
+// The filters and sums the metrics share: see queries.hpp.
 #include "analysis/queries.hpp"
 
 #include <algorithm>
@@ -8,7 +9,7 @@ namespace expr::analysis {
 SpanFilter::SpanFilter(const trace::Trace& trace, const Patterns& patterns) : trace_(trace) {
   auto prepare = [&](Cached& c, const std::optional<std::string>& pattern) {
     if (!pattern) return;
-    c.regex.emplace(*pattern, std::regex::ECMAScript | std::regex::optimize);
+    c.regex.emplace(*pattern);
     c.answers.assign(trace.strings.size(), -1);
   };
   prepare(name_, patterns.name);
@@ -19,7 +20,7 @@ SpanFilter::SpanFilter(const trace::Trace& trace, const Patterns& patterns) : tr
 bool SpanFilter::matches(const Cached& c, trace::StringId id) const {
   if (!c.regex) return true;
   auto& answer = c.answers[id];
-  if (answer < 0) answer = std::regex_search(trace_.strings[id], *c.regex) ? 1 : 0;
+  if (answer < 0) answer = c.regex->search(trace_.strings[id]) ? 1 : 0;
   return answer == 1;
 }
 

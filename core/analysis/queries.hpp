@@ -2,16 +2,16 @@
 #pragma once
 
 #include <optional>
-#include <regex>
 #include <string>
 #include <vector>
 
 #include "trace/trace.hpp"
+#include "util/regex.hpp"
 
 namespace expr::analysis {
 
 // Keeps device records whose name, launching API call, or any enclosing framework op / plugin
-// range matches a regex (ECMAScript, searched anywhere in the name). Results are cached per
+// range matches a regex (util/regex.hpp, searched anywhere in the name). Results are cached per
 // distinct string, so a million records cost a handful of regex searches.
 class SpanFilter {
  public:
@@ -25,7 +25,7 @@ class SpanFilter {
 
  private:
   struct Cached {
-    std::optional<std::regex> regex;
+    std::optional<util::Regex> regex;
     mutable std::vector<signed char> answers;  // per string id: -1 unknown, 0 no, 1 yes
   };
   bool matches(const Cached& c, trace::StringId id) const;

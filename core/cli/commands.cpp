@@ -10,6 +10,7 @@
 #include "report/run_directory.hpp"
 #include "report/sinks.hpp"
 #include "report/summary.hpp"
+#include "util/log.hpp"
 
 namespace expr::cli {
 
@@ -48,7 +49,7 @@ std::optional<LoadedSeries> load_series(const fs::path& file, const std::vector<
     try {
       overrides.push_back(series::parse_axis_override(option));
     } catch (const std::invalid_argument& e) {
-      fmt::print(stderr, "error: {}\n", e.what());
+      log::error("{}", e.what());
       return std::nullopt;
     }
   }
@@ -124,7 +125,7 @@ int list(const std::vector<fs::path>& extra_dirs) {
                    p.choices.empty() ? "" : fmt::format(" one of {}", fmt::join(p.choices, "|")), p.doc);
       }
     } catch (const loader::LoadError& e) {
-      fmt::print(stderr, "error: {}\n", e.what());
+      log::error("{}", e.what());
       status = bad_input;
     }
   }
@@ -152,15 +153,31 @@ std::optional<report::RunLock> open_run_directory(const report::RunDirectory& di
   try {
     return dir.create(force);
   } catch (const report::RunDirectoryRefused& e) {
-    fmt::print(stderr, "error: {}\n", e.what());
+    log::error("{}", e.what());
     refused = e.why == report::RunDirectoryRefused::Why::holds_run ? bad_input : cannot_write;
     return std::nullopt;
   }
 }
 
+void print_traces_line(const report::RunDirectory& dir, std::string_view before) {
+  if (fs::exists(dir.traces())) {
+    fmt::print("{}traces:  {} (Perfetto, TensorBoard, HTA: docs/chrome-trace.md)\n", before, dir.traces().string());
+    return;
+  }
+  // Before traces/ had a folder of its own, each Chrome trace lay beside its native trace.
+  if (fs::exists(dir.root() / "experiments"))
+    for (const auto& e : fs::directory_iterator(dir.root() / "experiments"))
+      if (fs::exists(e.path() / "chrome_trace.json")) {
+        fmt::print("{}traces:  {}/*/chrome_trace.json (an older layout; `expr replay {} --out DIR` writes them for TensorBoard and HTA)\n",
+                   before, (dir.root() / "experiments").string(), dir.root().string());
+        return;
+      }
+}
+
 int show(const fs::path& run_dir, const std::string& program) {
   try {
-    const auto run = report::RunDirectory(run_dir).read();
+    const report::RunDirectory dir(run_dir);
+    const auto run = dir.read();
     fmt::print("{}", report::terminal_report(run, ::isatty(STDOUT_FILENO)));
     const auto with_result = std::count_if(run.experiments.begin(), run.experiments.end(),
                                            [](const auto& e) { return report::has_result(e.measurement); });
@@ -174,9 +191,10 @@ int show(const fs::path& run_dir, const std::string& program) {
       fmt::print("\nincomplete: the run has not ended; {} of {} planned experiments have a result. If it stopped, this runs the "
                  "others:\n  {}\n",
                  with_result, run.planned, resume_command(program, run_dir));
+    print_traces_line(dir, "\n");
     return ok;
   } catch (const std::exception& e) {
-    fmt::print(stderr, "error: {}\n", e.what());
+    log::error("{}", e.what());
     return bad_input;
   }
 }
@@ -250,7 +268,7 @@ int replay(const fs::path& run_dir, const std::optional<fs::path>& series_file, 
     for (const auto& p : e.problems()) fmt::print(stderr, "{}\n", p.str());
     return bad_input;
   } catch (const std::exception& e) {
-    fmt::print(stderr, "error: {}\n", e.what());
+    log::error("{}", e.what());
     return bad_input;
   }
 
@@ -271,13 +289,19 @@ int replay(const fs::path& run_dir, const std::optional<fs::path>& series_file, 
   if (out) {
     std::error_code ec;
     if (fs::equivalent(*out, run_dir, ec)) {
-      fmt::print(stderr, "error: --out {} is the recorded run itself; replay into another directory\n", out->string());
+      log::error("--out {} is the recorded run itself; replay into another directory", out->string());
       return bad_input;
     }
     const report::RunDirectory dir(*out);
     int refused = 0;
     lock = open_run_directory(dir, force, refused);
     if (!lock) return refused;
+    try {
+      log::open_file(dir.log());
+    } catch (const std::exception& e) {
+      log::error("{}", e.what());
+      return cannot_write;
+    }
     outputs.add(report::sinks::native_traces(dir));
     outputs.add(report::sinks::chrome_traces(dir));
     outputs.add(report::sinks::results_json(dir));
@@ -285,6 +309,8 @@ int replay(const fs::path& run_dir, const std::optional<fs::path>& series_file, 
     outputs.add(report::sinks::junit(dir));
     outputs.add(report::sinks::html_report(dir));
   }
+  log::info("replaying {}{}", run_dir.string(), series_file ? " with the guesses of " + series_file->string() : "");
+  outputs.add(report::sinks::run_log());
   outputs.add(report::sinks::terminal_report());
   report::Assembler assembler(run, outputs);
   std::vector<report::PlannedPoint> planned;
@@ -299,7 +325,7 @@ int replay(const fs::path& run_dir, const std::optional<fs::path>& series_file, 
     }
     assembler.finish();
   } catch (const std::exception& e) {
-    fmt::print(stderr, "error: {}\n", e.what());
+    log::error("{}", e.what());
     return cannot_write;
   }
   return outcome_code(report::tally(run));

@@ -74,6 +74,10 @@ std::optional<LoadedSeries> load_series(const std::filesystem::path& file, const
 // Prints the plan's experiments, one identity a line, with their count.
 void print_expansion(const series::Plan& plan);
 
+// Prints where the run's Chrome traces are, for Perfetto, TensorBoard and HTA, after `before`,
+// when it has any.
+void print_traces_line(const report::RunDirectory& dir, std::string_view before = "");
+
 int run(const RunArgs& args);
 
 // The gate's options from the command line; throws std::invalid_argument naming a bad option.

@@ -12,6 +12,7 @@
 #include "report/table.hpp"
 #include "util/atomic_file.hpp"
 #include "util/units.hpp"
+#include "util/log.hpp"
 
 namespace expr::cli {
 
@@ -64,7 +65,7 @@ history::RunRecord load_run(const std::string& what, history::Store* store, cons
 int history(const HistoryArgs& args) {
   const auto file = args.history.value_or(default_history());
   if (!fs::exists(file)) {
-    fmt::print(stderr, "error: {}: no history here; `expr run` records one (or name it with --history PATH)\n", file.string());
+    log::error("{}: no history here; `expr run` records one (or name it with --history PATH)", file.string());
     return bad_input;
   }
   try {
@@ -84,14 +85,14 @@ int history(const HistoryArgs& args) {
     if (series.empty()) {
       const auto names = store.series_names();
       if (names.size() != 1) {
-        fmt::print(stderr, "error: the history holds {} series; say which with --series NAME\n", names.size());
+        log::error("the history holds {} series; say which with --series NAME", names.size());
         return bad_input;
       }
       series = names.front();
     }
     const auto points = store.metric_over_time(series, args.experiment, args.metric, args.limit);
     if (points.empty()) {
-      fmt::print(stderr, "error: no {} of {} in series {} in {}\n", args.metric, args.experiment, series, file.string());
+      log::error("no {} of {} in series {} in {}", args.metric, args.experiment, series, file.string());
       return bad_input;
     }
     // Steps: each run against the one before it, tested as `expr compare` tests two runs.
@@ -122,7 +123,7 @@ int history(const HistoryArgs& args) {
                util::format_percent(thresholds.at(args.metric)), steps.size(), steps.size() == 1 ? "" : "s", t.text("  ") + "\n");
     return ok;
   } catch (const std::exception& e) {
-    fmt::print(stderr, "error: {}\n", e.what());
+    log::error("{}", e.what());
     return bad_input;
   }
 }
@@ -132,7 +133,7 @@ int compare(const CompareArgs& args) {
   try {
     options = gate_options(args.gate);
   } catch (const std::invalid_argument& e) {
-    fmt::print(stderr, "error: {}\n", e.what());
+    log::error("{}", e.what());
     return bad_input;
   }
   history::Comparison comparison;
@@ -157,7 +158,7 @@ int compare(const CompareArgs& args) {
       throw std::runtime_error(fmt::format("{} and {} are the same run, {}", args.base, args.candidate, base.id));
     comparison = history::compare(base, candidate, options);
   } catch (const std::exception& e) {  // a reference that names no run, another machine, a damaged file
-    fmt::print(stderr, "error: {}\n", e.what());
+    log::error("{}", e.what());
     return bad_input;
   }
   fmt::print("{}", history::terminal_text(comparison, ::isatty(STDOUT_FILENO)));
@@ -165,7 +166,7 @@ int compare(const CompareArgs& args) {
     try {
       util::write_atomically(*args.markdown, history::markdown(comparison));
     } catch (const std::exception& e) {
-      fmt::print(stderr, "error: {}\n", e.what());
+      log::error("{}", e.what());
       return cannot_write;
     }
   }

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
+#include "util/log.hpp"
 
 namespace {
 
@@ -23,6 +24,14 @@ void add_gate_options(CLI::App& command, expr::cli::GateArgs& gate, bool across_
 int main(int argc, char** argv) {
   CLI::App app{"expr: guess what the trace shows, run the experiment, see which guesses the trace confirms"};
   app.require_subcommand(1);
+  // Before or after the subcommand: `expr run x.yaml --log-level debug` works too.
+  app.fallthrough();
+  std::string log_level = "warning";
+  app.add_option("--log-level", log_level,
+                 "what the terminal shows of expr's own log: trace, debug, info, warning (default) or error; "
+                 "the run directory's expr.log keeps debug and up")
+      ->envname("EXPR_LOG")
+      ->check(CLI::IsMember(std::vector<std::string>(expr::log::level_names.begin(), expr::log::level_names.end())));
 
   expr::cli::RunArgs run;
   auto* run_cmd = app.add_subcommand("run", "run a series: time, trace and check every experiment");
@@ -124,6 +133,7 @@ int main(int argc, char** argv) {
     const int code = app.exit(e);
     return code == 0 ? 0 : expr::cli::bad_input;
   }
+  expr::log::set_terminal_level(*expr::log::level_from(log_level));
   if (*run_cmd) {
     if (run.series.empty() && !run.resume) {
       fmt::print(stderr, "run: give a series file, or --resume RUN_DIR\nRun with --help for more information.\n");

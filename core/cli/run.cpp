@@ -8,7 +8,6 @@
 #include <chrono>
 #include <fstream>
 #include <map>
-#include <regex>
 #include <set>
 
 #include "cli/commands.hpp"
@@ -22,6 +21,8 @@
 #include "runner/interrupt.hpp"
 #include "runner/series_runner.hpp"
 #include "util/atomic_file.hpp"
+#include "util/log.hpp"
+#include "util/regex.hpp"
 #include "util/text.hpp"
 #include "util/units.hpp"
 
@@ -41,7 +42,6 @@ class Observer final : public runner::RunObserver {
   void progress(const std::string& experiment, std::string_view phase, std::string_view detail) override {
     sink_.progress(experiment, phase, detail);
   }
-  void log(const std::string& experiment, LogLevel level, std::string_view message) override { sink_.log(experiment, level, message); }
 
   void finished(outcome::Measurement m) override {
     // Environment facts the workers found (the GPU's, the plugin's libraries) join the run's.
@@ -131,14 +131,18 @@ Executed execute(LoadedSeries& loaded, report::RunResult run, const report::RunD
   Executed x;
   x.run = std::move(run);
   auto& r = x.run;
+  log::open_file(dir.log());
   // A resumed run keeps what its first attempt recorded of the machine, and adds what it lacked.
   for (const auto& [k, v] : starting_environment(probe)) r.environment.try_emplace(k, v);
+  if (probe.devices == 0) log::info("{}", probe.unavailable);
+  else log::info("{} CUDA device{}", probe.devices, probe.devices == 1 ? "" : "s");
 
   runner::RunOptions options{[&dir](const std::string& experiment) { return dir.files(experiment); }, request.filter, std::nullopt,
                              &interrupts};
   if (request.device) options.device = *request.device == "cuda" ? Device::cuda : Device::cpu;
 
   report::Multiplex outputs;
+  outputs.add(report::sinks::run_log());
   outputs.add(report::sinks::progress_line());
   outputs.add(report::sinks::chrome_traces(dir));
   outputs.add(report::sinks::results_json(dir));
@@ -233,7 +237,7 @@ int gate(const RunArgs& args, const report::RunRequest& request, const history::
       comparison = history::compare(base, candidate, options);
     }
   } catch (const history::EnvironmentMismatch& e) {
-    fmt::print(stderr, "error: {}\n", e.what());
+    log::error("{}", e.what());
     return bad_input;
   }
   fmt::print("{}", history::terminal_text(comparison, ::isatty(STDOUT_FILENO)));
@@ -254,7 +258,7 @@ int gate(const RunArgs& args, const report::RunRequest& request, const history::
     util::write_atomically(dir.junit(), report::junit_report(run, failures));
     if (how.store) how.store->set_gate(run.id, base.id, !comparison.regression());
   } catch (const std::exception& e) {
-    fmt::print(stderr, "error: {}\n", e.what());
+    log::error("{}", e.what());
     x.history_error = e.what();
   }
   return comparison.regression() ? regression : ok;
@@ -282,7 +286,7 @@ int prepare_resume(const RunArgs& args, Prepared& p) {
     try {
       p.lock = dir.lock_for_resume();
     } catch (const report::RunDirectoryRefused& e) {
-      fmt::print(stderr, "error: cannot resume: {}\n", e.what());
+      log::error("cannot resume: {}", e.what());
       return cannot_write;
     }
   }
@@ -292,7 +296,7 @@ int prepare_resume(const RunArgs& args, Prepared& p) {
     recorded = dir.read_plan();
     earlier = dir.read();
   } catch (const std::exception& e) {
-    fmt::print(stderr, "error: cannot resume {}: {}\n", dir.root().string(), e.what());
+    log::error("cannot resume {}: {}", dir.root().string(), e.what());
     return bad_input;
   }
   p.request = recorded.request;
@@ -303,9 +307,8 @@ int prepare_resume(const RunArgs& args, Prepared& p) {
 
   if (const auto changes = report::changed_points(recorded, earlier, loaded.plan); changes.points > 0) {
     for (const auto& problem : changes.problems) fmt::print(stderr, "{}\n", problem.str());
-    fmt::print(stderr,
-               "error: cannot resume {}: the series {} changed {} finished point{}; resuming would mix results of two different "
-               "series in one run. Nothing ran. Restore the series, or start a new run.\n",
+    log::error("cannot resume {}: the series {} changed {} finished point{}; resuming would mix results of two different "
+               "series in one run. Nothing ran. Restore the series, or start a new run.",
                dir.root().string(), p.request.series.string(), changes.points, changes.points == 1 ? "" : "s");
     return bad_input;
   }
@@ -364,9 +367,9 @@ int run(const RunArgs& args) {
     }
     if (args.filter) {
       try {
-        std::regex check(*args.filter);
-      } catch (const std::regex_error& e) {
-        fmt::print(stderr, "error: --filter '{}' is not a valid regex: {}\n", *args.filter, e.what());
+        util::Regex check(*args.filter);
+      } catch (const util::RegexError& e) {
+        log::error("--filter '{}' is not a valid regex: {}", *args.filter, e.what());
         return bad_input;
       }
     }
@@ -377,7 +380,7 @@ int run(const RunArgs& args) {
     try {
       gate_options(args.gate);
     } catch (const std::invalid_argument& e) {
-      fmt::print(stderr, "error: {}\n", e.what());
+      log::error("{}", e.what());
       return bad_input;
     }
   }
@@ -392,7 +395,7 @@ int run(const RunArgs& args) {
       store.emplace(args.history.value_or(default_history()));
       note_migration(*store);
     } catch (const std::exception& e) {
-      fmt::print(stderr, "error: {}\n(--history PATH records elsewhere, --no-history not at all)\n", e.what());
+      log::error("{}\n(--history PATH records elsewhere, --no-history not at all)", e.what());
       return cannot_write;
     }
   }
@@ -403,7 +406,7 @@ int run(const RunArgs& args) {
     try {
       base = load_run(*args.baseline, store ? &*store : nullptr, loaded.plan.name);
     } catch (const std::exception& e) {
-      fmt::print(stderr, "error: --baseline {}: {}\n", *args.baseline, e.what());
+      log::error("--baseline {}: {}", *args.baseline, e.what());
       return bad_input;
     }
   }
@@ -428,10 +431,11 @@ int run(const RunArgs& args) {
       if (!x) return refused;
     }
   } catch (const std::exception& e) {
-    fmt::print(stderr, "\nerror: {}\n", e.what());
+    log::error("{}", e.what());
     return cannot_write;
   }
   fmt::print("\nresults: {}\n", dir.results().string());
+  print_traces_line(dir);
   if (store) fmt::print("history: {} (run {})\n", store->file().string(), x->run.id);
   if (x->signal != 0) {
     report_interruption(x->run);
@@ -443,7 +447,7 @@ int run(const RunArgs& args) {
     try {
       gated = gate(args, p.request, *base, gates, *x, probe, how);
     } catch (const std::exception& e) {
-      fmt::print(stderr, "\nerror: {}\n", e.what());
+      log::error("{}", e.what());
       return cannot_write;
     }
     // A failed experiment says more than a slow one; a regression more than a guess.
@@ -458,7 +462,7 @@ int calibrate(const CalibrateArgs& args) {
   try {
     options = gate_options(args.gate);
   } catch (const std::invalid_argument& e) {
-    fmt::print(stderr, "error: {}\n", e.what());
+    log::error("{}", e.what());
     return bad_input;
   }
   auto first = load_series(args.run.series, args.run.axes);
@@ -470,7 +474,7 @@ int calibrate(const CalibrateArgs& args) {
     store.emplace(args.run.history.value_or(default_history()));
     note_migration(*store);
   } catch (const std::exception& e) {
-    fmt::print(stderr, "error: {}\n", e.what());
+    log::error("{}", e.what());
     return cannot_write;
   }
   const auto probe = runner::probe_devices();
@@ -499,7 +503,7 @@ int calibrate(const CalibrateArgs& args) {
       records.push_back(history::snapshot(x->run, gates));
       ids.push_back(x->run.id);
     } catch (const std::exception& e) {
-      fmt::print(stderr, "\nerror: {}\n", e.what());
+      log::error("{}", e.what());
       return cannot_write;
     }
   }
@@ -511,7 +515,7 @@ int calibrate(const CalibrateArgs& args) {
     fmt::print("\ncalibration {} stored in {}: later runs of {} on this machine carry each point's run-to-run noise\nreport: {}\n", id,
                store->file().string(), name, (root / "calibration.md").string());
   } catch (const std::exception& e) {
-    fmt::print(stderr, "error: {}\n", e.what());
+    log::error("{}", e.what());
     return cannot_write;
   }
   return failed ? experiment_failed : ok;

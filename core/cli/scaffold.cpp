@@ -6,12 +6,12 @@
 
 #include <cctype>
 #include <fstream>
-#include <regex>
 
 #include "cli/commands.hpp"
 #include "loader/plugin_library.hpp"
 #include "series/series.hpp"
 #include "util/atomic_file.hpp"
+#include "util/log.hpp"
 
 namespace expr::cli {
 
@@ -446,8 +446,8 @@ Self self() {
 
 // Whether `name` can name a plugin: its file, its series and a C++ class are made from it.
 bool valid_name(const std::string& name) {
-  static const std::regex identifier("[A-Za-z_][A-Za-z0-9_]{0,63}");
-  return std::regex_match(name, identifier);
+  static const util::Regex identifier("[A-Za-z_][A-Za-z0-9_]{0,63}");
+  return identifier.full_match(name).has_value();
 }
 
 // Writes every file, or none when one exists already or the directory cannot be made.
@@ -456,7 +456,7 @@ int write_files(const fs::path& dir, const std::vector<std::pair<std::string, st
   for (const auto& [file, _] : files)
     if (std::error_code ec; fs::exists(dir / file, ec)) existing.push_back((dir / file).string());
   if (!existing.empty()) {
-    fmt::print(stderr, "error: {} exist{} already; nothing was written (choose another name or --dir)\n", fmt::join(existing, ", "),
+    log::error("{} exist{} already; nothing was written (choose another name or --dir)", fmt::join(existing, ", "),
                existing.size() == 1 ? "s" : "");
     return bad_input;
   }
@@ -464,7 +464,7 @@ int write_files(const fs::path& dir, const std::vector<std::pair<std::string, st
     fs::create_directories(dir);
     for (const auto& [file, text] : files) util::write_atomically(dir / file, text);
   } catch (const std::exception& e) {
-    fmt::print(stderr, "error: {}\n", e.what());
+    log::error("{}", e.what());
     return cannot_write;
   }
   for (const auto& [file, _] : files) fmt::print("wrote {}\n", (dir / file).string());
@@ -475,7 +475,7 @@ int write_files(const fs::path& dir, const std::vector<std::pair<std::string, st
 
 int new_plugin(const std::string& name, PluginKind kind, const std::optional<fs::path>& dir_option) {
   if (!valid_name(name)) {
-    fmt::print(stderr, "error: '{}' cannot name a plugin: use letters, digits and _, not starting with a digit (at most 64)\n", name);
+    log::error("'{}' cannot name a plugin: use letters, digits and _, not starting with a digit (at most 64)", name);
     return bad_input;
   }
   const auto k = kind_of(kind);
@@ -525,7 +525,7 @@ std::string param_lines(const std::vector<ParamSpec>& params) {
 
 int new_series(const std::string& name, const std::optional<std::string>& plugin_option, const std::optional<fs::path>& dir_option) {
   if (!valid_name(name)) {
-    fmt::print(stderr, "error: '{}' cannot name a series: use letters, digits and _, not starting with a digit (at most 64)\n", name);
+    log::error("'{}' cannot name a series: use letters, digits and _, not starting with a digit (at most 64)", name);
     return bad_input;
   }
   // The plugin: the one asked for, else one called like the series, else the first one found.
@@ -537,7 +537,7 @@ int new_series(const std::string& name, const std::optional<std::string>& plugin
     try {
       params = param_lines(catalog.find(plugin)->description().params);
     } catch (const loader::LoadError& e) {
-      fmt::print(stderr, "error: {}\n", e.what());
+      log::error("{}", e.what());
       return bad_input;
     }
   }

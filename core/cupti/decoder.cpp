@@ -175,6 +175,7 @@ void Decoder::decode(const CUpti_ActivityAPI& a) {
   trace::ApiCall out;
   out.api = a.kind == CUPTI_ACTIVITY_KIND_RUNTIME ? trace::Api::runtime : trace::Api::driver;
   out.name = a.kind == CUPTI_ACTIVITY_KIND_INTERNAL_LAUNCH_API ? internal_launch_name_ : api_name(out.api, a.cbid);
+  if (a.kind != CUPTI_ACTIVITY_KIND_INTERNAL_LAUNCH_API) out.cbid = a.cbid;
   out.thread = a.threadId;  // gettid(): ActivityApi sets CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM
   out.start = static_cast<trace::Ns>(a.start);
   out.end = static_cast<trace::Ns>(a.end);

@@ -5,8 +5,9 @@
 #include <fmt/format.h>
 
 #include <fstream>
-#include <regex>
 #include <stdexcept>
+
+#include "util/regex.hpp"
 
 namespace expr::cuda {
 
@@ -42,6 +43,9 @@ trace::DeviceProperties properties(int device) {
   d.minor = p.minor;
   d.multiprocessors = p.multiProcessorCount;
   d.warp_size = p.warpSize;
+  d.global_memory = p.totalGlobalMem;
+  d.max_threads_per_block = p.maxThreadsPerBlock;
+  d.shared_per_block = static_cast<int>(p.sharedMemPerBlock);
   d.max_threads_per_sm = p.maxThreadsPerMultiProcessor;
   d.max_blocks_per_sm = p.maxBlocksPerMultiProcessor;
   d.registers_per_sm = p.regsPerMultiprocessor;
@@ -62,10 +66,9 @@ std::map<std::string, std::string> environment(int device) {
   // CUDA version the driver supports.
   std::ifstream module("/proc/driver/nvidia/version");
   std::string line;
-  if (std::getline(module, line)) {
-    std::smatch m;
-    if (std::regex_search(line, m, std::regex(R"(Kernel Module\s+(?:for \S+\s+)?([0-9][0-9.]+))"))) env["driver"] = m[1];
-  }
+  static const util::Regex kernel_module(R"(.*?Kernel Module\s+(?:for \S+\s+)?([0-9][0-9.]+).*)");
+  if (std::getline(module, line))
+    if (const auto m = kernel_module.full_match(line)) env["driver"] = std::string(*(*m)[1]);
   std::uint32_t cupti = 0;
   if (cuptiGetVersion(&cupti) == CUPTI_SUCCESS) env["cupti_api"] = std::to_string(cupti);
   cudaDeviceProp p{};

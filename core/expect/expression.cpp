@@ -31,31 +31,12 @@ std::vector<std::string> names_of(const auto& specs) {
   return names;
 }
 
-// How deep groups nest in a regex; escapes and bracketed classes hold no groups.
-int group_nesting(std::string_view pattern) {
-  int depth = 0, deepest = 0;
-  bool in_class = false;
-  for (std::size_t i = 0; i < pattern.size(); ++i) {
-    const char c = pattern[i];
-    if (c == '\\') ++i;
-    else if (in_class) in_class = c != ']';
-    else if (c == '[') in_class = true;
-    else if (c == '(') deepest = std::max(deepest, ++depth);
-    else if (c == ')') --depth;
-  }
-  return deepest;
-}
-
 // Every regex a guess holds is compiled here, while binding, so a bad one stops validation rather
 // than the judging after a run. [begin, end) is where it was written.
-std::regex compile_regex(const std::string& pattern, std::size_t begin, std::size_t end) {
-  if (pattern.size() > max_regex_length)
-    throw SyntaxError(begin, end, fmt::format("this regex is {} bytes long; the limit is {}", pattern.size(), max_regex_length));
-  if (group_nesting(pattern) > max_regex_nesting)
-    throw SyntaxError(begin, end, fmt::format("this regex nests groups more than {} deep", max_regex_nesting));
+util::Regex compile_regex(const std::string& pattern, std::size_t begin, std::size_t end) {
   try {
-    return std::regex(pattern, std::regex::ECMAScript);
-  } catch (const std::regex_error& e) {
+    return util::Regex(pattern);
+  } catch (const util::RegexError& e) {
     throw SyntaxError(begin, end, fmt::format("'{}' is not a valid regex: {}", pattern, e.what()));
   }
 }
@@ -389,7 +370,7 @@ std::variant<bool, NotEvaluable> GuessTree::decide(const Value& observed_value, 
       case Comparison::not_equal: return *o != g;
       case Comparison::approx:
         if (!pattern) return NotEvaluable{regex_needed};
-        return std::regex_search(*o, *pattern);
+        return pattern->search(*o);
       default: return NotEvaluable{text_comparisons};
     }
   }

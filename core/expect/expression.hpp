@@ -8,7 +8,6 @@
 #include <functional>
 #include <memory>
 #include <optional>
-#include <regex>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -17,16 +16,15 @@
 
 #include "analysis/metrics.hpp"
 #include "outcome/measurement.hpp"
+#include "util/regex.hpp"
 
 namespace expr::expect {
 
 // Bounds on one guess, so that hostile input gets an error instead of exhausting the stack:
-// parsing, binding, evaluating and destroying the tree recurse as deep as it nests, and std::regex
-// compiles and matches recursively. The longest guess in this repository is about 100 bytes.
+// parsing, binding, evaluating and destroying the tree recurse as deep as it nests. Regexes need
+// none: RE2 (util/regex.hpp) never recurses. The longest guess in this repository is about 100 bytes.
 inline constexpr std::size_t max_guess_length = 1000;  // bytes
 inline constexpr int max_nesting = 64;                 // parentheses, signs and operators, one level each
-inline constexpr std::size_t max_regex_length = 256;   // bytes
-inline constexpr int max_regex_nesting = 16;           // groups within groups
 
 // A problem in one guess: what is wrong, at bytes [offset, end) of its text.
 class SyntaxError : public std::runtime_error {
@@ -170,7 +168,7 @@ struct GuessTree {
   std::optional<Tolerance> tolerance;
 
   // Filled by bind():
-  std::optional<std::regex> pattern;  // of `~ "regex"`
+  std::optional<util::Regex> pattern;  // of `~ "regex"`
   Reads reads;
 
   // Binds both sides to the metrics and to `series_experiments`; throws SyntaxError.

@@ -7,9 +7,9 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
-#include <regex>
 
 #include "series/plan.hpp"
+#include "util/regex.hpp"
 #include "util/text.hpp"
 
 namespace expr::expect {
@@ -59,17 +59,17 @@ double parse_number(const std::string& text, std::size_t offset) {
 }
 
 void parse_guessed(CompiledSweepGuess& g, const std::string& tail, std::size_t offset) {
-  static const std::regex re(R"(\s*(==|!=|<=|>=|<|>|~)\s*([-+]?[0-9.]+(?:[eE][-+]?[0-9]+)?)\s*(?:(?:±|\+-)\s*([0-9.]+(?:[eE][-+]?[0-9]+)?)|within\s+([0-9.]+)\s*%)?\s*)");
-  std::smatch m;
-  if (!std::regex_match(tail, m, re))
+  static const util::Regex re(R"(\s*(==|!=|<=|>=|<|>|~)\s*([-+]?[0-9.]+(?:[eE][-+]?[0-9]+)?)\s*(?:(?:±|\+-)\s*([0-9.]+(?:[eE][-+]?[0-9]+)?)|within\s+([0-9.]+)\s*%)?\s*)");
+  const auto m = re.full_match(tail);
+  if (!m)
     throw SyntaxError(offset, "expected a comparison with a number after the call, e.g. ~ 2 ± 0.3, ~ 2048 within 50%, < 2.5");
-  const std::string op = m[1];
+  const std::string op((*m)[1].value());
   g.comparison = op == "==" ? Comparison::equal : op == "!=" ? Comparison::not_equal : op == "<" ? Comparison::less
                : op == "<=" ? Comparison::less_equal : op == ">" ? Comparison::greater : op == ">=" ? Comparison::greater_equal
                                                                                                     : Comparison::approx;
-  g.guessed = parse_number(m[2], offset);
-  if (m[3].matched) g.absolute = parse_number(m[3], offset);
-  if (m[4].matched) g.relative = parse_number(m[4], offset) / 100;
+  g.guessed = parse_number(std::string(*(*m)[2]), offset);
+  if ((*m)[3]) g.absolute = parse_number(std::string(*(*m)[3]), offset);
+  if ((*m)[4]) g.relative = parse_number(std::string(*(*m)[4]), offset) / 100;
   if (g.comparison == Comparison::approx && !g.absolute && !g.relative)
     throw SyntaxError(offset, "~ needs a tolerance: ~ 2 ± 0.3 or ~ 2048 within 50%");
   if (g.comparison != Comparison::approx && (g.absolute || g.relative))

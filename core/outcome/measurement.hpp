@@ -103,6 +103,7 @@ struct Measurement {
   std::string setup_warning;            // the setup rule check's finding (runner/context.hpp); empty when none
   std::optional<Stats> host;            // host wall time of run(), device idle before each call
   std::optional<Stats> device_time;     // CUDA-event time per iteration, back to back
+  std::optional<double> wall_seconds;   // the experiment's wall time in its workers, as the parent saw it
   std::optional<Work> work;
   std::vector<Correctness> correctness;
   std::map<std::string, std::string> facts;

@@ -93,6 +93,7 @@ json to_json(const Measurement& m) {
   if (m.first_call_ns) j["timing"]["first_call_ns"] = *m.first_call_ns;
   if (m.host) j["timing"]["host"] = stats_json(*m.host);
   if (m.device_time) j["timing"]["device"] = stats_json(*m.device_time);
+  if (m.wall_seconds) j["timing"]["wall_seconds"] = *m.wall_seconds;
   if (m.work) j["work"] = {{"flops", m.work->flops}, {"bytes", m.work->bytes}};
   if (!m.setup_warning.empty()) j["setup_warning"] = m.setup_warning;
   if (!m.timeline.empty()) {
@@ -121,6 +122,7 @@ Measurement measurement_from_json(const json& j) {
   if (t.contains("first_call_ns")) m.first_call_ns = t.at("first_call_ns").get<double>();
   if (t.contains("host")) m.host = stats_from(t.at("host"));
   if (t.contains("device")) m.device_time = stats_from(t.at("device"));
+  if (t.contains("wall_seconds")) m.wall_seconds = t.at("wall_seconds").get<double>();
   if (j.contains("work")) m.work = Work{j.at("work").at("flops"), j.at("work").at("bytes")};
   m.setup_warning = j.value("setup_warning", "");
   for (const auto& mark : j.value("timeline", json::array())) m.timeline.push_back({mark.at("step"), mark.at("at_ns")});

@@ -1,3 +1,4 @@
+// The Chrome trace writer: see chrome_trace.hpp and docs/chrome-trace.md.
 #include "report/chrome_trace.hpp"
 
 #include <fmt/compile.h>
@@ -29,20 +30,39 @@ void escaped(Out& out, std::string_view s) {
 
 class Writer {
  public:
-  Writer(const trace::Trace& t, const std::vector<std::optional<analysis::Occupancy>>& occupancies, Out& buf)
-      : t_(t), occupancies_(occupancies), names_(t.strings.size()), buf_(buf), base_(t.earliest()) {}
+  Writer(const trace::Trace& t, const std::vector<std::optional<analysis::KernelOccupancy>>& occupancies, Out& buf)
+      : t_(t), occupancies_(occupancies), names_(t.strings.size()), buf_(buf), base_(t.earliest()), short_launch_(t.api_calls.size()) {
+    // A launch and the device work it queued are written alike: when either is shorter than 1 µs,
+    // both are begin/end pairs, so that HTA meets no launch without its work nor work without its launch.
+    for (std::size_t i = 0; i < t.api_calls.size(); ++i) short_launch_[i] = is_short(t.api_calls[i].start, t.api_calls[i].end);
+    const auto mark = [&](const auto& spans) {
+      for (const auto& s : spans)
+        if (s.api_call != trace::none && is_short(s.start, s.end)) short_launch_[static_cast<std::size_t>(s.api_call)] = true;
+    };
+    mark(t.kernels);
+    mark(t.copies);
+    mark(t.memsets);
+  }
 
-  void write(const std::string& title) {
-    buf_.reserve(t_.record_count() * 300);  // about what one event takes, flows included
+  void write(const ChromeTraceInfo& info) {
+    buf_.reserve(t_.record_count() * 360);  // about what one event takes, flows and end events included
     fmt::format_to(out(), "{{\"schemaVersion\":1,\"traceName\":\"");
-    escaped(buf_, title);
-    // Timestamps count from the earliest record, as in PyTorch's traces, which also give the base.
-    fmt::format_to(out(), "\",\"displayTimeUnit\":\"ms\",\"baseTimeNanoseconds\":{},\"deviceProperties\":[", base_);
+    escaped(buf_, info.title);
+    buf_.append(std::string_view("\",\"trace_id\":\""));
+    escaped(buf_, info.trace_id);
+    // Timestamps count from the earliest record; the base is that record's Unix time, when the
+    // trace recorded the clock's offset (traces from before it was kept have no base).
+    fmt::format_to(out(), "\",\"displayTimeUnit\":\"ms\"");
+    if (t_.unix_offset != 0) fmt::format_to(out(), ",\"baseTimeNanoseconds\":{}", base_ + t_.unix_offset);
+    // "rank": N with a space, as the PyTorch profiler writes it: HTA finds the rank with that pattern.
+    if (t_.distributed)
+      fmt::format_to(out(), ",\"distributedInfo\":{{\"rank\": {}, \"world_size\": {}}}", t_.distributed->rank, t_.distributed->world_size);
+    fmt::format_to(out(), ",\"deviceProperties\":[");
     for (std::size_t i = 0; i < t_.devices.size(); ++i) device_properties(i);
     fmt::format_to(out(), "],\"traceEvents\":[");
     metadata();
     for (std::size_t i = 0; i < t_.ranges.size(); ++i) range(t_.ranges[i], i + 1);
-    for (const auto& c : t_.api_calls) api_call(c);
+    for (std::size_t i = 0; i < t_.api_calls.size(); ++i) api_call(t_.api_calls[i], i);
     for (std::size_t i = 0; i < t_.kernels.size(); ++i) kernel(t_.kernels[i], i < occupancies_.size() ? occupancies_[i] : std::nullopt);
     for (const auto& c : t_.copies) copy(c);
     for (const auto& m : t_.memsets) memset(m);
@@ -62,8 +82,13 @@ class Writer {
     const auto& d = t_.devices[i];
     fmt::format_to(out(), "{}{{\"id\":{},\"name\":\"", i ? "," : "", d.id);
     escaped(buf_, d.name);
+    buf_.push_back('"');
+    // Recorded since traces give them; older traces lack them, and then so does the export.
+    if (d.global_memory) fmt::format_to(out(), ",\"totalGlobalMem\":{}", d.global_memory);
+    if (d.max_threads_per_block) fmt::format_to(out(), ",\"maxThreadsPerBlock\":{}", d.max_threads_per_block);
+    if (d.shared_per_block) fmt::format_to(out(), ",\"sharedMemPerBlock\":{}", d.shared_per_block);
     fmt::format_to(out(),
-                   "\",\"computeMajor\":{},\"computeMinor\":{},\"numSms\":{},\"warpSize\":{},\"maxThreadsPerMultiprocessor\":{},"
+                   ",\"computeMajor\":{},\"computeMinor\":{},\"numSms\":{},\"warpSize\":{},\"maxThreadsPerMultiprocessor\":{},"
                    "\"regsPerMultiprocessor\":{},\"regsPerBlock\":{},\"sharedMemPerMultiprocessor\":{},\"sharedMemPerBlockOptin\":{}}}",
                    d.major, d.minor, d.multiprocessors, d.warp_size, d.max_threads_per_sm, d.registers_per_sm,
                    d.max_registers_per_block, d.shared_per_sm, d.shared_per_block_optin);
@@ -117,36 +142,72 @@ class Writer {
     return n;
   }
 
-  void complete(std::string_view cat, trace::StringId id, std::uint32_t pid, std::uint32_t tid, trace::Ns start, trace::Ns end) {
+  static bool is_short(trace::Ns start, trace::Ns end) { return end - start < shortest_complete_event_ns; }
+
+  // Device work, or the API call that launched some, goes with its pair (see the constructor).
+  bool pair_is_short(std::int32_t api_call) const {
+    return api_call != trace::none && short_launch_[static_cast<std::size_t>(api_call)];
+  }
+
+  // An event's opening, up to where its "args" go; end_span() closes it. A complete event, or a
+  // begin/end pair when `as_pair` (chrome_trace.hpp says why).
+  void begin_span(std::string_view cat, trace::StringId id, std::uint32_t pid, std::uint32_t tid, trace::Ns start, trace::Ns end,
+                  bool as_pair) {
     begin_event();
     start -= base_;
     end -= base_;
-    fmt::format_to(out(), FMT_COMPILE("{{\"ph\":\"X\",\"cat\":\"{}\",\"name\":\"{}\",\"pid\":{},\"tid\":{},\"ts\":{}.{:03},\"dur\":{}.{:03}"),
-                   cat, name(id), pid, tid, start / 1000, start % 1000, (end - start) / 1000, (end - start) % 1000);
+    // ts and dur in µs with three decimals, exact to the ns; one format call per event, as the
+    // export writes a million of them a second.
+    if (!as_pair) {
+      fmt::format_to(out(), FMT_COMPILE("{{\"ph\":\"X\",\"cat\":\"{}\",\"name\":\"{}\",\"pid\":{},\"tid\":{},\"ts\":{}.{:03},\"dur\":{}.{:03}"), cat,
+                     name(id), pid, tid, start / 1000, start % 1000, (end - start) / 1000, (end - start) % 1000);
+      return;
+    }
+    fmt::format_to(out(), FMT_COMPILE("{{\"ph\":\"B\",\"cat\":\"{}\",\"name\":\"{}\",\"pid\":{},\"tid\":{},\"ts\":{}.{:03}"), cat, name(id), pid,
+                   tid, start / 1000, start % 1000);
+    pending_end_ = Pending{cat, id, pid, tid, end};
+  }
+
+  // The "E" carries the name and category too: TensorBoard's reader needs a name on every event.
+  void end_span() {
+    buf_.push_back('}');
+    if (!pending_end_) return;
+    const auto& e = *pending_end_;
+    begin_event();
+    fmt::format_to(out(), FMT_COMPILE("{{\"ph\":\"E\",\"cat\":\"{}\",\"name\":\"{}\",\"pid\":{},\"tid\":{},\"ts\":{}.{:03}}}"), e.cat, name(e.name),
+                   e.pid, e.tid, e.end / 1000, e.end % 1000);
+    pending_end_.reset();
   }
 
   // "External id" ties an op to the API calls and kernels inside it, as in PyTorch's traces.
   void range(const trace::HostRange& r, std::size_t external_id) {
-    complete(r.kind == trace::RangeKind::op ? "cpu_op" : "user_annotation", r.name, t_.process, r.thread, r.start, r.end);
-    fmt::format_to(out(), FMT_COMPILE(",\"args\":{{\"External id\":{}}}}}"), external_id);
+    begin_span(r.kind == trace::RangeKind::op ? "cpu_op" : "user_annotation", r.name, t_.process, r.thread, r.start, r.end,
+               is_short(r.start, r.end));
+    fmt::format_to(out(), FMT_COMPILE(",\"args\":{{\"External id\":{}}}"), external_id);
+    end_span();
   }
 
-  void api_call(const trace::ApiCall& c) {
-    complete(c.api == trace::Api::runtime ? "cuda_runtime" : "cuda_driver", c.name, t_.process, c.thread, c.start, c.end);
-    fmt::format_to(out(), ",\"args\":{{\"correlation\":{},\"External id\":{}}}}}", c.correlation, c.range + 1);
+  void api_call(const trace::ApiCall& c, std::size_t index) {
+    begin_span(c.api == trace::Api::runtime ? "cuda_runtime" : "cuda_driver", c.name, t_.process, c.thread, c.start, c.end,
+               short_launch_[index]);
+    if (c.cbid) fmt::format_to(out(), FMT_COMPILE(",\"args\":{{\"cbid\":{},"), c.cbid);
+    else buf_.append(std::string_view(",\"args\":{"));
+    fmt::format_to(out(), FMT_COMPILE("\"correlation\":{},\"External id\":{}}}"), c.correlation, c.range + 1);
+    end_span();
   }
 
   // The launch's end of the arrow from an API call to the device work it queued.
   void flow(const trace::DeviceSpan& s) {
     if (s.api_call == trace::none) return;
     const auto& c = t_.api_calls[static_cast<std::size_t>(s.api_call)];
+    const auto from = c.start - base_, to = s.start - base_;
     begin_event();
     fmt::format_to(out(), FMT_COMPILE("{{\"ph\":\"s\",\"id\":{},\"pid\":{},\"tid\":{},\"ts\":{}.{:03},\"cat\":\"ac2g\",\"name\":\"ac2g\"}}"),
-                   s.correlation, t_.process, c.thread, (c.start - base_) / 1000, (c.start - base_) % 1000);
+                   s.correlation, t_.process, c.thread, from / 1000, from % 1000);
     begin_event();
     fmt::format_to(out(),
                    FMT_COMPILE("{{\"ph\":\"f\",\"id\":{},\"pid\":{},\"tid\":{},\"ts\":{}.{:03},\"cat\":\"ac2g\",\"name\":\"ac2g\",\"bp\":\"e\"}}"),
-                   s.correlation, s.device, s.stream, (s.start - base_) / 1000, (s.start - base_) % 1000);
+                   s.correlation, s.device, s.stream, to / 1000, to % 1000);
   }
 
   std::uint64_t external_id(const trace::DeviceSpan& s) const {
@@ -159,8 +220,13 @@ class Writer {
     if (s.iteration != trace::none) fmt::format_to(out(), ",\"iteration\":{}", s.iteration);
   }
 
-  void kernel(const trace::Kernel& k, const std::optional<analysis::Occupancy>& occ) {
-    complete("kernel", k.name, k.device, k.stream, k.start, k.end);
+  // Bytes per ns, as the PyTorch profiler computes it.
+  static double bandwidth(std::uint64_t bytes, trace::Ns duration) {
+    return duration > 0 ? static_cast<double>(bytes) / static_cast<double>(duration) : 0.0;
+  }
+
+  void kernel(const trace::Kernel& k, const std::optional<analysis::KernelOccupancy>& occ) {
+    begin_span("kernel", k.name, k.device, k.stream, k.start, k.end, is_short(k.start, k.end) || pair_is_short(k.api_call));
     span_args(k);
     const auto& f = k.footprint;
     fmt::format_to(out(),
@@ -168,53 +234,70 @@ class Writer {
                    "\"local memory per thread\":{},\"grid\":[{},{},{}],\"block\":[{},{},{}],\"cluster\":[{},{},{}]",
                    f.registers_per_thread, f.shared_per_block(), f.static_shared, f.dynamic_shared, f.local_per_thread, f.grid.x,
                    f.grid.y, f.grid.z, f.block.x, f.block.y, f.block.z, f.cluster.x, f.cluster.y, f.cluster.z);
-    if (occ)
-      fmt::format_to(out(), ",\"blocks per SM\":{},\"warps per SM\":{},\"theoretical occupancy %\":{:.2f},\"occupancy limited by\":\"{}\"",
-                     occ->blocks_per_sm, occ->warps_per_sm, occ->fraction * 100, analysis::to_string(occ->limiter));
+    if (occ) {
+      // Kineto's names with Kineto's meanings, then expr's figures under its own names.
+      const auto& e = occ->kineto;
+      const auto& o = occ->theoretical;
+      fmt::format_to(out(),
+                     ",\"blocks per SM\":{},\"warps per SM\":{},\"est. achieved occupancy %\":{},"
+                     "\"resident blocks per SM\":{},\"resident warps per SM\":{},\"theoretical occupancy %\":{:.2f},\"occupancy limited by\":\"{}\"",
+                     e.blocks_per_sm, e.warps_per_sm, e.achieved_occupancy_percent, o.blocks_per_sm, o.warps_per_sm, o.fraction * 100,
+                     analysis::to_string(o.limiter));
+    }
     if (k.api_call != trace::none) {
       buf_.append(std::string_view(",\"launched by\":\""));
       escaped(buf_, t_.strings[t_.api_calls[static_cast<std::size_t>(k.api_call)].name]);
       buf_.push_back('"');
     }
-    fmt::format_to(out(), "}}}}");
+    buf_.push_back('}');
+    end_span();
     flow(k);
   }
 
   void copy(const trace::Copy& c) {
-    complete("gpu_memcpy", c.name, c.device, c.stream, c.start, c.end);
+    begin_span("gpu_memcpy", c.name, c.device, c.stream, c.start, c.end, is_short(c.start, c.end) || pair_is_short(c.api_call));
     span_args(c);
-    const double seconds = static_cast<double>(c.duration()) * 1e-9;
-    fmt::format_to(out(), ",\"bytes\":{},\"memory bandwidth (GB/s)\":{:.2f}}}}}", c.bytes,
-                   seconds > 0 ? static_cast<double>(c.bytes) / seconds / 1e9 : 0.0);
+    fmt::format_to(out(), ",\"bytes\":{},\"memory bandwidth (GB/s)\":{:.2f}}}", c.bytes, bandwidth(c.bytes, c.duration()));
+    end_span();
     flow(c);
   }
 
   void memset(const trace::Memset& m) {
-    complete("gpu_memset", m.name, m.device, m.stream, m.start, m.end);
+    begin_span("gpu_memset", m.name, m.device, m.stream, m.start, m.end, is_short(m.start, m.end) || pair_is_short(m.api_call));
     span_args(m);
-    fmt::format_to(out(), ",\"bytes\":{}}}}}", m.bytes);
+    fmt::format_to(out(), ",\"bytes\":{},\"memory bandwidth (GB/s)\":{:.2f}}}", m.bytes, bandwidth(m.bytes, m.duration()));
+    end_span();
     flow(m);
   }
 
+  struct Pending {
+    std::string_view cat;
+    trace::StringId name;
+    std::uint32_t pid, tid;
+    trace::Ns end;
+  };
+
   const trace::Trace& t_;
-  const std::vector<std::optional<analysis::Occupancy>>& occupancies_;
+  const std::vector<std::optional<analysis::KernelOccupancy>>& occupancies_;
   std::vector<std::string> names_;
   Out& buf_;
   trace::Ns base_;
   bool first_ = true;
+  std::optional<Pending> pending_end_;  // the "E" of a begin/end pair, written once its args are
+  std::vector<bool> short_launch_;      // per API call: it, or device work it launched, is under 1 µs
 };
 
 }  // namespace
 
-void render_chrome_trace(const trace::Trace& trace, const std::vector<std::optional<analysis::Occupancy>>& occupancies,
-                         const std::string& title, fmt::memory_buffer& out) {
-  Writer(trace, occupancies, out).write(title);
+void render_chrome_trace(const trace::Trace& trace, const std::vector<std::optional<analysis::KernelOccupancy>>& occupancies,
+                         const ChromeTraceInfo& info, fmt::memory_buffer& out) {
+  Writer(trace, occupancies, out).write(info);
 }
 
-void write_chrome_trace(const trace::Trace& trace, const std::vector<std::optional<analysis::Occupancy>>& occupancies,
-                        const std::string& title, const std::filesystem::path& file) {
+void write_chrome_trace(const trace::Trace& trace, const std::vector<std::optional<analysis::KernelOccupancy>>& occupancies,
+                        const ChromeTraceInfo& info, const std::filesystem::path& file) {
   fmt::memory_buffer out;
-  render_chrome_trace(trace, occupancies, title, out);
+  render_chrome_trace(trace, occupancies, info, out);
   util::write_atomically(file, std::string_view(out.data(), out.size()));
 }
 

@@ -1,19 +1,24 @@
 // A run directory: every path in it and the results schema, in one place.
 //
-//   RUN_DIR/results.json                         the run, schema expr.results/2, rewritten when it begins and after each experiment
-//   RUN_DIR/summary.md, junit.xml                reports, rewritten with it
-//   RUN_DIR/report.html, plots/*.svg             the page with plots (html_report.hpp), written when the run ends
-//   RUN_DIR/series.yaml                          the series file as it was run (last resumed)
-//   RUN_DIR/plan.json                            how the run was asked for and each point's settings (report/resume.hpp)
-//   RUN_DIR/experiments/NAME/expr_trace.json     the native trace (`expr replay` reads it)
-//   RUN_DIR/experiments/NAME/chrome_trace.json   the same trace for Perfetto and chrome://tracing
-//   RUN_DIR/experiments/NAME/worker.log          what the experiment's worker printed
-//   RUN_DIR/experiments/NAME/cold_trace.json     the cold first call traced, when a guess reads cold.*
-//   RUN_DIR/experiments/NAME/cold_worker.log     what that second worker printed
+//   RUN_DIR/results.json                          the run, schema expr.results/2 (schemas/), rewritten when it begins and after each experiment
+//   RUN_DIR/summary.md, junit.xml                 reports, rewritten with it
+//   RUN_DIR/report.html, plots/*.svg              the page with plots (html_report.hpp), written when the run ends
+//   RUN_DIR/series.yaml                           the series file as it was run (last resumed)
+//   RUN_DIR/plan.json                             how the run was asked for and each point's settings (report/resume.hpp)
+//   RUN_DIR/expr.log                              expr's own log (util/log.hpp), the workers' lines included
+//   RUN_DIR/traces/NAME/expr.pt.trace.json        the Chrome trace, alone in its folder: TensorBoard's profiler
+//                                                 plugin finds *.pt.trace.json under RUN_DIR, and HTA reads every
+//                                                 *.json of the folder it is given as one rank's trace
+//   RUN_DIR/experiments/NAME/expr_trace.json      the native trace (`expr replay` reads it)
+//   RUN_DIR/experiments/NAME/worker.log           what the experiment's worker printed, its log lines included
+//   RUN_DIR/experiments/NAME/cold_trace.json      the cold first call traced, when a guess reads cold.*
+//   RUN_DIR/experiments/NAME/cold_worker.log      what that second worker printed
 //
 // A run holds an exclusive flock on RUN_DIR while it writes it, so two runs never write one
 // directory; the kernel drops the lock when the run ends, however it ends, so none outlives it.
-// Reading accepts expr.results/1 as well, so recorded runs keep replaying.
+// Reading takes every path from results.json, so older layouts (the Chrome trace at
+// experiments/NAME/chrome_trace.json) read as well; it accepts expr.results/1 too, so recorded
+// runs keep replaying.
 #pragma once
 
 #include <filesystem>
@@ -81,9 +86,11 @@ class RunDirectory {
   std::filesystem::path plots() const { return root_ / "plots"; }
   std::filesystem::path series_copy() const { return root_ / "series.yaml"; }
   std::filesystem::path plan() const { return root_ / "plan.json"; }
+  std::filesystem::path log() const { return root_ / "expr.log"; }
+  std::filesystem::path traces() const { return root_ / "traces"; }
+  std::filesystem::path chrome_trace(const std::string& name) const { return traces() / name / "expr.pt.trace.json"; }
   std::filesystem::path experiment(const std::string& name) const { return root_ / "experiments" / name; }
   std::filesystem::path native_trace(const std::string& name) const { return experiment(name) / "expr_trace.json"; }
-  std::filesystem::path chrome_trace(const std::string& name) const { return experiment(name) / "chrome_trace.json"; }
   std::filesystem::path worker_log(const std::string& name) const { return experiment(name) / "worker.log"; }
   std::filesystem::path cold_trace(const std::string& name) const { return experiment(name) / "cold_trace.json"; }
   std::filesystem::path cold_worker_log(const std::string& name) const { return experiment(name) / "cold_worker.log"; }

@@ -1,5 +1,5 @@
-// The outputs of a run, as sinks. Each hears the run begin, each experiment start, progress and
-// log, each experiment finish (with every guess judged that can be by then), and the run end.
+// The outputs of a run, as sinks. Each hears the run begin, each experiment start and progress,
+// each experiment finish (with every guess judged that can be by then), and the run end.
 // `expr run` and `expr replay` feed the same Multiplex; a new output (a history database, an HTML
 // report) is one more sink.
 #pragma once
@@ -20,7 +20,6 @@ class Sink {
   virtual void begin(const RunResult&) {}
   virtual void started(const std::string& /*experiment*/, const runner::Placement&) {}
   virtual void progress(const std::string& /*experiment*/, std::string_view /*phase*/, std::string_view /*detail*/) {}
-  virtual void log(const std::string& /*experiment*/, LogLevel, std::string_view /*message*/) {}
   // `experiment` is in `run`; guesses of earlier experiments may have been judged since.
   virtual void finished(const RunResult& /*run*/, const ExperimentResult& /*experiment*/) {}
   virtual void end(const RunResult&) {}
@@ -34,7 +33,6 @@ class Multiplex final : public Sink {
   void begin(const RunResult& run) override;
   void started(const std::string& experiment, const runner::Placement& placement) override;
   void progress(const std::string& experiment, std::string_view phase, std::string_view detail) override;
-  void log(const std::string& experiment, LogLevel level, std::string_view message) override;
   void finished(const RunResult& run, const ExperimentResult& experiment) override;
   void end(const RunResult& run) override;
 

@@ -1,4 +1,4 @@
-// The run's outputs as sinks.
+// The run's outputs as sinks: see sinks.hpp.
 #include "report/sinks.hpp"
 
 #include <fmt/format.h>
@@ -13,6 +13,7 @@
 #include "report/summary.hpp"
 #include "trace/trace_file.hpp"
 #include "util/atomic_file.hpp"
+#include "util/log.hpp"
 
 namespace expr::report {
 
@@ -73,13 +74,43 @@ class ChromeTraces final : public Sink {
   void finished(const RunResult& run, const ExperimentResult& e) override {
     const auto& m = e.measurement;
     if (!m.trace) return;
-    std::filesystem::create_directories(dir_.experiment(m.experiment));
-    write_chrome_trace(*m.trace, analysis::kernel_occupancies(*m.trace), run.series + " / " + m.experiment,
-                       dir_.chrome_trace(m.experiment));
+    const auto file = dir_.chrome_trace(m.experiment);
+    std::filesystem::create_directories(file.parent_path());
+    write_chrome_trace(*m.trace, analysis::kernel_occupancies(*m.trace), {run.series + " / " + m.experiment, run.id + "/" + m.experiment},
+                       file);
   }
 
  private:
   RunDirectory dir_;
+};
+
+// The run as expr.log tells it: its start, where each experiment ran, its phases, how it ended.
+class RunLog final : public Sink {
+ public:
+  void begin(const RunResult& run) override {
+    log::info("run {}: series {} from {}, {} experiments, into {}", run.id, run.series, run.series_file, run.planned, run.run_dir.string());
+  }
+  void started(const std::string& experiment, const runner::Placement& placement) override {
+    log::info("{}: started on {}", experiment, placement.device == Device::cuda ? fmt::format("cuda:{}", placement.index) : "cpu");
+  }
+  void progress(const std::string& experiment, std::string_view phase, std::string_view) override {
+    auto& last = phases_[experiment];
+    if (last != phase) log::debug("{}: {}", experiment, phase);
+    last = std::string(phase);
+  }
+  void finished(const RunResult&, const ExperimentResult& e) override {
+    const auto& m = e.measurement;
+    phases_.erase(m.experiment);
+    log::info("{}: {}{}", m.experiment, outcome::to_string(m.status), m.reason.empty() ? "" : " — " + m.reason);
+  }
+  void end(const RunResult& run) override {
+    const auto t = tally(run);
+    log::info("run {} ended: {} confirmed, {} contradicted, {} not evaluable, {} pending; {} required failed, {} experiments failed", run.id,
+              t.confirmed, t.contradicted, t.not_evaluable, t.pending, t.required_failed, t.experiments_failed);
+  }
+
+ private:
+  std::map<std::string, std::string> phases_;
 };
 
 class ProgressLine final : public Sink {
@@ -98,11 +129,6 @@ class ProgressLine final : public Sink {
 
   void progress(const std::string& experiment, std::string_view phase, std::string_view detail) override {
     update(experiment, phase, detail);
-  }
-
-  void log(const std::string& experiment, LogLevel level, std::string_view message) override {
-    static constexpr const char* names[] = {"debug", "info", "warning", "error"};
-    say(fmt::format("  {} [{}] {}", experiment, names[static_cast<int>(level)], message));
   }
 
   void finished(const RunResult& run, const ExperimentResult& e) override {
@@ -164,9 +190,6 @@ void Multiplex::started(const std::string& experiment, const runner::Placement& 
 void Multiplex::progress(const std::string& experiment, std::string_view phase, std::string_view detail) {
   for (auto& s : sinks_) s->progress(experiment, phase, detail);
 }
-void Multiplex::log(const std::string& experiment, LogLevel level, std::string_view message) {
-  for (auto& s : sinks_) s->log(experiment, level, message);
-}
 void Multiplex::finished(const RunResult& run, const ExperimentResult& experiment) {
   for (auto& s : sinks_) s->finished(run, experiment);
 }
@@ -190,6 +213,7 @@ std::unique_ptr<Sink> junit(RunDirectory dir) {
 std::unique_ptr<Sink> html_report(RunDirectory dir) { return std::make_unique<HtmlReport>(std::move(dir)); }
 std::unique_ptr<Sink> native_traces(RunDirectory dir) { return std::make_unique<NativeTraces>(std::move(dir)); }
 std::unique_ptr<Sink> chrome_traces(RunDirectory dir) { return std::make_unique<ChromeTraces>(std::move(dir)); }
+std::unique_ptr<Sink> run_log() { return std::make_unique<RunLog>(); }
 std::unique_ptr<Sink> progress_line() { return std::make_unique<ProgressLine>(); }
 std::unique_ptr<Sink> terminal_report() { return std::make_unique<TerminalReport>(); }
 

@@ -1,5 +1,6 @@
 // The outputs of a run, one sink each (sink.hpp): results.json, summary.md, junit.xml, report.html
-// with its plots and the Chrome traces in the run directory; the progress line on stderr; the final report on stdout.
+// with its plots and the Chrome traces in the run directory; the run's story in the log (expr.log);
+// the progress line on stderr; the final report on stdout.
 #pragma once
 
 #include <chrono>
@@ -24,6 +25,10 @@ std::unique_ptr<Sink> html_report(RunDirectory dir);
 std::unique_ptr<Sink> native_traces(RunDirectory dir);
 // Each traced experiment's Chrome trace, written once when it finishes.
 std::unique_ptr<Sink> chrome_traces(RunDirectory dir);
+
+// The run's start, each experiment's placement, phases (debug) and end, and the tally, through the
+// logger (util/log.hpp): expr.log once it is open.
+std::unique_ptr<Sink> run_log();
 
 // One progress line on stderr while experiments run (rewritten in place on a terminal, one line
 // per phase in a log), and a line as each experiment ends.

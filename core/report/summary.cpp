@@ -4,9 +4,11 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <optional>
 
 #include "analysis/metrics.hpp"
 #include "analysis/queries.hpp"
+#include "util/text.hpp"
 #include "util/units.hpp"
 
 namespace expr::report {
@@ -154,72 +156,120 @@ std::string markdown_report(const RunResult& run) {
 }
 
 namespace {
-std::string xml(const std::string& s) {
+
+// Text as XML 1.0 allows it in attributes and content: escaped, UTF-8, and without the control
+// characters XML cannot hold (each becomes U+FFFD, like a byte that is not UTF-8).
+std::string xml(std::string_view text) {
   std::string out;
-  for (char c : s) {
+  for (const char c : util::valid_utf8(text)) {
     switch (c) {
       case '<': out += "&lt;"; break;
       case '>': out += "&gt;"; break;
       case '&': out += "&amp;"; break;
       case '"': out += "&quot;"; break;
-      default: out += c;
+      case '\n': out += "&#10;"; break;
+      case '\t': out += "&#9;"; break;
+      case '\r': out += "&#13;"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) out += "\uFFFD";
+        else out += c;
     }
   }
   return out;
 }
+
+// One JUnit test suite being written, with its counts.
+struct Suite {
+  std::string name;
+  std::optional<double> seconds;
+  std::size_t tests = 0, failures = 0, errors = 0, skipped = 0;
+  std::string cases;
+
+  // A test case, with at most one outcome element (failure, error or skipped) and its output.
+  void add(std::string_view test, std::optional<double> time, std::string_view outcome, std::string_view output) {
+    ++tests;
+    cases += fmt::format("    <testcase classname=\"{}\" name=\"{}\"{}>{}", xml(name), xml(test),
+                         time ? fmt::format(" time=\"{:.3f}\"", *time) : "", outcome);
+    if (!output.empty()) cases += fmt::format("<system-out>{}</system-out>", xml(output));
+    cases += "</testcase>\n";
+  }
+  void fail(std::string_view test, std::string_view message, std::string_view detail) {
+    ++failures;
+    add(test, std::nullopt, fmt::format("<failure message=\"{}\">{}</failure>", xml(message), xml(detail)), "");
+  }
+  void skip(std::string_view test, std::string_view message) {
+    ++skipped;
+    add(test, std::nullopt, fmt::format("<skipped message=\"{}\"/>", xml(message)), "");
+  }
+
+  // A guess: a required one that is not confirmed fails; a contradicted one that is not required
+  // is a finding, shown as output of a passing case; one not judged (yet) is skipped.
+  void guess(std::string_view test, const JudgedGuess& g) {
+    if (!g.judgement) return skip(test, "not judged yet: an experiment it reads has not finished");
+    const auto& j = *g.judgement;
+    const auto detail = fmt::format("observed {}, guessed {}; {}", j.observed, j.guessed, j.evidence);
+    switch (j.verdict) {
+      case expect::Verdict::confirmed: return add(test, std::nullopt, "", "");
+      case expect::Verdict::contradicted:
+        if (g.spec.required) return fail(test, "required guess contradicted", detail);
+        return add(test, std::nullopt, "", "contradicted (a finding; not required): " + detail);
+      case expect::Verdict::not_evaluable:
+        if (g.spec.required) return fail(test, "required guess not evaluable", j.reason);
+        return skip(test, "not evaluable: " + j.reason);
+    }
+  }
+
+  std::string text() const {
+    return fmt::format("  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\"{}>\n{}  </testsuite>\n",
+                       xml(name), tests, failures, errors, skipped, seconds ? fmt::format(" time=\"{:.3f}\"", *seconds) : "", cases);
+  }
+};
+
 }  // namespace
 
 std::string junit_report(const RunResult& run, const std::vector<JunitFailure>& more) {
-  std::string body;
-  std::size_t tests = 0, failures = 0, errors = 0, skipped = 0;
+  std::vector<Suite> suites;
   for (const auto& e : run.experiments) {
     const auto& m = e.measurement;
-    const auto suite = xml(run.series + "." + m.experiment);
-    body += fmt::format("  <testsuite name=\"{}\">\n", suite);
-    ++tests;
-    body += fmt::format("    <testcase classname=\"{}\" name=\"runs\">", suite);
+    auto& suite = suites.emplace_back();
+    suite.name = run.series + "." + m.experiment;
+    suite.seconds = m.wall_seconds;
+    // The experiment itself: an error when it failed to run, skipped when it did not run.
     if (m.status == outcome::Status::skipped) {
-      ++skipped;
-      body += fmt::format("<skipped message=\"{}\"/>", xml(m.reason));
+      suite.skip("runs", m.reason);
     } else if (m.status != outcome::Status::ok) {
-      ++errors;
-      body += fmt::format("<error message=\"{}\">{}</error>", xml(std::string(outcome::to_string(m.status))), xml(m.reason));
+      ++suite.errors;
+      suite.add("runs", m.wall_seconds,
+                fmt::format("<error message=\"{}\">{}</error>", xml(outcome::to_string(m.status)), xml(m.reason)), "");
+    } else {
+      suite.add("runs", m.wall_seconds, "", m.reason);
     }
-    body += "</testcase>\n";
-    for (const auto& x : e.guesses) {
-      ++tests;
-      body += fmt::format("    <testcase classname=\"{}\" name=\"{}\">", suite, xml(x.spec.check));
-      if (x.judgement) {
-        const auto& j = *x.judgement;
-        const auto detail = xml(fmt::format("observed {}, guessed {}; {}", j.observed, j.guessed, j.evidence));
-        if (j.verdict == expect::Verdict::contradicted && x.spec.required) {
-          ++failures;
-          body += fmt::format("<failure message=\"required guess contradicted\">{}</failure>", detail);
-        } else if (j.verdict == expect::Verdict::contradicted) {
-          body += fmt::format("<system-out>contradicted (a finding; not required): {}</system-out>", detail);
-        } else if (j.verdict == expect::Verdict::not_evaluable) {
-          if (x.spec.required) {
-            ++failures;
-            body += fmt::format("<failure message=\"required guess not evaluable\">{}</failure>", xml(j.reason));
-          } else {
-            ++skipped;
-            body += fmt::format("<skipped message=\"{}\"/>", xml(j.reason));
-          }
-        }
-      }
-      body += "</testcase>\n";
-    }
-    body += "  </testsuite>\n";
+    for (const auto& g : e.guesses) suite.guess(g.spec.check, g);
+  }
+  if (!run.sweep_guesses.empty()) {
+    auto& suite = suites.emplace_back();
+    suite.name = run.series + ".sweeps";
+    for (const auto& s : run.sweep_guesses) suite.guess(sweep_name(s) + ": " + s.guess.spec.check, s.guess);
   }
   for (const auto& f : more) {
-    ++tests;
-    ++failures;
-    body += fmt::format("  <testsuite name=\"{0}\">\n    <testcase classname=\"{0}\" name=\"{1}\"><failure message=\"{2}\">{3}</failure></testcase>\n  </testsuite>\n",
-                        xml(f.suite), xml(f.name), xml(f.message), xml(f.detail));
+    auto it = std::find_if(suites.begin(), suites.end(), [&](const Suite& s) { return s.name == f.suite; });
+    if (it == suites.end()) {
+      suites.emplace_back().name = f.suite;
+      it = std::prev(suites.end());
+    }
+    it->fail(f.name, f.message, f.detail);
   }
-  return fmt::format("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\">\n{}</testsuites>\n",
-                     xml(run.series), tests, failures, errors, skipped, body);
+  std::size_t tests = 0, failures = 0, errors = 0;
+  double seconds = 0;
+  std::string body;
+  for (const auto& s : suites) {
+    tests += s.tests, failures += s.failures, errors += s.errors;
+    seconds += s.seconds.value_or(0);
+    body += s.text();
+  }
+  // junit-10.xsd allows no "skipped" on testsuites; each testsuite carries its own.
+  return fmt::format("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" time=\"{:.3f}\">\n{}</testsuites>\n",
+                     xml(run.series), tests, failures, errors, seconds, body);
 }
-
 
 }  // namespace expr::report

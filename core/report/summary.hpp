@@ -21,8 +21,12 @@ struct JunitFailure {
   std::string suite, name, message, detail;
 };
 
-// JUnit XML, for CI test reports: one test case per guess, failing when a required one is not
-// confirmed, one per experiment that failed to run, and each of `more`.
+// JUnit XML for CI dashboards, valid against schemas/junit.xsd (a subset of Jenkins' junit-10.xsd):
+// a test suite per experiment, timed by its wall time, with a test case "runs" (an error when the
+// experiment failed, crashed or timed out, skipped when it did not run) and one per guess; a
+// suite for the guesses about whole sweeps. A required guess that is not confirmed is a failure;
+// a contradicted guess that is not required is a finding, shown as the output of a passing case;
+// one that could not be judged is skipped. Each of `more` is a failed case in the suite it names.
 std::string junit_report(const RunResult& run, const std::vector<JunitFailure>& more = {});
 
 }  // namespace expr::report

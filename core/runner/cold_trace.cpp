@@ -4,7 +4,9 @@
 #include <fmt/format.h>
 
 #include "outcome/measurement_json.hpp"
+#include "runner/context.hpp"
 #include "runner/series_runner.hpp"
+#include "util/log.hpp"
 
 namespace expr::runner {
 
@@ -19,7 +21,7 @@ void cold_trace_job(Channel& channel, const series::ExperimentPlan& experiment, 
                           },
                           // The measuring worker already passed the plugin's messages on; these
                           // repeats go only to the cold worker's log.
-                          [](LogLevel, std::string_view message) { fmt::print(stderr, "{}\n", message); }};
+                          [](LogLevel level, std::string_view message) { log::write_local(log_level(level), message); }};
   auto j = outcome::to_json(trace_cold_call(experiment, placement, files.cold_trace, events));
   j["type"] = "result";
   channel.send(j);

@@ -5,6 +5,16 @@
 
 namespace expr::runner {
 
+log::Level log_level(LogLevel level) {
+  switch (level) {
+    case LogLevel::debug: return log::Level::debug;
+    case LogLevel::info: return log::Level::info;
+    case LogLevel::warning: return log::Level::warning;
+    case LogLevel::error: return log::Level::error;
+  }
+  return log::Level::info;
+}
+
 RangeHandle WorkerContext::begin_range(std::string_view name, RangeKind kind) {
   return recorder_.begin(name, kind == RangeKind::op ? trace::RangeKind::op : trace::RangeKind::plugin);
 }

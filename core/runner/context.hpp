@@ -1,6 +1,7 @@
 // The Context a plugin sees inside a worker: ranges go to the host recorder, facts and correctness
-// figures to the measurement, log lines to the parent. It also enforces that correctness comes
-// only from verify() (expr/plugin.hpp: setup must not run the measured work).
+// figures to the measurement, log lines to the worker's logger (util/log.hpp) and so to the parent.
+// It also enforces that correctness comes only from verify() (expr/plugin.hpp: setup must not run
+// the measured work).
 #pragma once
 
 #include <expr/plugin.hpp>
@@ -12,8 +13,12 @@
 
 #include "outcome/measurement.hpp"
 #include "trace/recorder.hpp"
+#include "util/log.hpp"
 
 namespace expr::runner {
+
+// A plugin's log level (expr/plugin.hpp) as the logger's.
+log::Level log_level(LogLevel level);
 
 class WorkerContext final : public Context {
  public:

@@ -6,6 +6,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <charconv>
+#include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <optional>
 #include <set>
@@ -24,6 +27,23 @@ namespace expr::runner {
 namespace {
 
 double seconds_since(trace::Ns start) { return static_cast<double>(trace::now() - start) * 1e-9; }
+
+// The worker's rank when a launcher started expr as one process of a distributed job (torchrun
+// and PyTorch's env:// convention: RANK and WORLD_SIZE); none otherwise.
+std::optional<trace::Distributed> distributed_from_environment() {
+  const auto number = [](const char* name) -> std::optional<int> {
+    const char* text = std::getenv(name);
+    if (!text) return std::nullopt;
+    int v = 0;
+    const auto end = text + std::strlen(text);
+    const auto [at, ec] = std::from_chars(text, end, v);
+    if (ec != std::errc() || at != end) return std::nullopt;
+    return v;
+  };
+  const auto rank = number("RANK"), world_size = number("WORLD_SIZE");
+  if (!rank || !world_size || *rank < 0 || *rank >= *world_size) return std::nullopt;
+  return trace::Distributed{*rank, *world_size};
+}
 
 // A failure inside one phase; the phase name goes in front of the reason.
 struct PhaseError : std::runtime_error {
@@ -265,6 +285,8 @@ class Session {
     if (collector) collector->stop();
     check_device("tracing");
     trace_.process = static_cast<std::uint32_t>(::getpid());
+    trace_.unix_offset = trace::unix_offset();
+    trace_.distributed = distributed_from_environment();
     trace::link(trace_);
     trace::save(trace_, file);
     return device_done;

@@ -3,13 +3,16 @@
 
 #include <fmt/format.h>
 
-#include <regex>
+#include <chrono>
 
 #include "device/cuda.hpp"
 #include "outcome/measurement_json.hpp"
 #include "runner/cold_trace.hpp"
+#include "runner/context.hpp"
 #include "runner/limits.hpp"
 #include "runner/worker.hpp"
+#include "util/log.hpp"
+#include "util/regex.hpp"
 
 namespace expr::runner {
 
@@ -26,7 +29,7 @@ DeviceProbe probe_devices() {
         j["environment"] = a.devices > 0 ? cuda::environment(0) : std::map<std::string, std::string>{};
         channel.send(j);
       },
-      {.timeout_seconds = 30, .log_file = log});
+      {.name = "CUDA probe", .timeout_seconds = 30, .log_file = log});
   if (exit.result) {
     probe.devices = exit.result->at("devices");
     probe.unavailable = exit.result->at("unavailable");
@@ -78,32 +81,14 @@ outcome::Measurement skipped(const series::ExperimentPlan& e, std::string reason
   return m;
 }
 
-LogLevel level_from(const std::string& s) {
-  if (s == "debug") return LogLevel::debug;
-  if (s == "warning") return LogLevel::warning;
-  if (s == "error") return LogLevel::error;
-  return LogLevel::info;
-}
-
-std::string_view level_name(LogLevel l) {
-  switch (l) {
-    case LogLevel::debug: return "debug";
-    case LogLevel::info: return "info";
-    case LogLevel::warning: return "warning";
-    case LogLevel::error: return "error";
-  }
-  return "info";
-}
-
 // The worker's job: one experiment, its events sent up the channel as they happen.
 void experiment_job(Channel& channel, const series::ExperimentPlan& e, const Placement& placement, const ExperimentFiles& files) {
   ExperimentEvents events{
       [&](std::string_view phase, std::string_view detail) {
         channel.send({{"type", "progress"}, {"phase", phase}, {"detail", detail}});
       },
-      [&](LogLevel level, std::string_view message) {
-        channel.send({{"type", "log"}, {"level", level_name(level)}, {"message", message}});
-      }};
+      // The plugin's ctx.log lines: the worker's log, and the parent's under the experiment's name.
+      [](LogLevel level, std::string_view message) { log::write(log_level(level), message); }};
   auto j = outcome::to_json(run_experiment(e, placement, files.trace, events));
   j["type"] = "result";
   channel.send(j);
@@ -144,13 +129,16 @@ struct Running {
   std::string last_phase = "start";
   std::string error;
   bool memory_exhausted = false;
+  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+  // The experiment's wall time in its workers so far, as the parent sees it.
+  double seconds() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); }
 };
 
 }  // namespace
 
 void run_series(const series::Plan& plan, const DeviceProbe& probe, const RunOptions& options, RunObserver& observer) {
-  std::optional<std::regex> filter;
-  if (options.filter) filter.emplace(*options.filter, std::regex::ECMAScript);
+  std::optional<util::Regex> filter;
+  if (options.filter) filter.emplace(*options.filter);
   // One slot per device in use; the per-GPU scheduler will hand out more than device 0.
   constexpr std::size_t slots = 1;
   WorkerPool pool;
@@ -169,7 +157,7 @@ void run_series(const series::Plan& plan, const DeviceProbe& probe, const RunOpt
     }
     while (next != plan.experiments.end() && pool.running() < slots) {
       const auto& e = *next++;
-      if (filter && !std::regex_search(e.name, *filter)) {
+      if (filter && !filter->search(e.name)) {
         observer.finished(skipped(e, "filtered out by --filter"));
         continue;
       }
@@ -194,8 +182,6 @@ void run_series(const series::Plan& plan, const DeviceProbe& probe, const RunOpt
         if (type == "progress") {
           state.last_phase = message.value("phase", "");
           observer.progress(e.name, state.last_phase, message.value("detail", ""));
-        } else if (type == "log") {
-          observer.log(e.name, level_from(message.value("level", "info")), message.value("message", ""));
         } else if (type == "error") {
           state.error = message.value("message", "");
         } else if (is_memory_exhausted(message)) {
@@ -203,11 +189,12 @@ void run_series(const series::Plan& plan, const DeviceProbe& probe, const RunOpt
         }
       };
       pool.start([&e, placement, files](Channel& channel) { experiment_job(channel, e, placement, files); },
-                 {e.timeout, files.log, listen, [&, listen, placement, files](WorkerExit exit) {
+                 {e.name, e.timeout, files.log, listen, [&, listen, placement, files](WorkerExit exit) {
                     auto m = conclude(e, placement, files, exit, state.last_phase, state.error, interrupts_seen);
                     // Running out of memory shows as whatever the plugin made of it; the limit is the reason.
                     if (state.memory_exhausted && m.status != outcome::Status::ok)
                       m.reason = fmt::format("{} ({})", memory_limit_exceeded(*e.memory), m.reason);
+                    m.wall_seconds = state.seconds();
                     if (m.status != outcome::Status::ok || !e.trace_cold_call || interrupts_seen > 0) {
                       if (m.status == outcome::Status::ok && e.trace_cold_call) {
                         auto cold = skipped(e, "not traced: the run was interrupted");
@@ -222,10 +209,11 @@ void run_series(const series::Plan& plan, const DeviceProbe& probe, const RunOpt
                     // finishes when that worker does.
                     state.error.clear();
                     pool.start([&e, placement, files](Channel& channel) { cold_trace_job(channel, e, placement, files); },
-                               {e.timeout, files.cold_log, listen,
+                               {e.name + " (cold trace)", e.timeout, files.cold_log, listen,
                                 [&, placement, files, measured = std::move(m)](WorkerExit cold_exit) mutable {
                                   measured.cold = std::make_shared<const outcome::Measurement>(
                                       conclude_cold_trace(e, placement, files, cold_exit, running.at(e.name).error));
+                                  measured.wall_seconds = running.at(e.name).seconds();
                                   running.erase(e.name);
                                   observer.finished(std::move(measured));
                                 },

@@ -44,13 +44,13 @@ struct RunOptions {
 inline constexpr std::chrono::seconds stop_grace{3};
 
 // Callbacks name the experiment they are about: with several workers, events of different
-// experiments interleave.
+// experiments interleave. The workers' log lines (plugins' ctx.log among them) go to the logger
+// (util/log.hpp) as "EXPERIMENT: line", not through the observer.
 class RunObserver {
  public:
   virtual ~RunObserver() = default;
   virtual void started(const series::ExperimentPlan& experiment, const Placement& placement) = 0;
   virtual void progress(const std::string& experiment, std::string_view phase, std::string_view detail) = 0;
-  virtual void log(const std::string& experiment, LogLevel level, std::string_view message) = 0;
   // Once per experiment of the plan, skipped ones included, in no promised order. The trace, if
   // one was recorded, is found through measurement.trace.
   virtual void finished(outcome::Measurement measurement) = 0;

@@ -2,6 +2,7 @@
 #include "runner/worker.hpp"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -20,12 +21,14 @@
 
 #include "runner/limits.hpp"
 #include "trace/clock.hpp"
+#include "util/log.hpp"
 
 namespace expr::runner {
 
 void Channel::send(const nlohmann::json& message) {
   // A string that is not UTF-8 (a plugin's log line, say) is replaced, not a reason to lose the message.
   const auto line = message.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  const std::lock_guard lock(mutex_);
   std::size_t done = 0;
   while (done < line.size()) {
     const auto n = ::write(fd_, line.data() + done, line.size() - done);
@@ -96,6 +99,10 @@ void become_worker(pid_t parent, const sigset_t& mask) {
     ::close(log);
   }
   Channel channel(write_fd);
+  // The worker's own log lines go to its log file and up to the parent, which logs them by name.
+  log::become_worker([&channel](log::Level level, std::string_view message) {
+    channel.send({{"type", "log"}, {"level", log::to_string(level)}, {"message", message}});
+  });
   try {
     job(channel);
   } catch (const std::exception& e) {
@@ -230,7 +237,11 @@ bool WorkerPool::read_from(int fd) {
     auto message = nlohmann::json::parse(std::string_view(w.pending).substr(0, nl), nullptr, false);
     w.pending.erase(0, nl + 1);
     if (message.is_discarded()) continue;
-    if (message.value("type", "") == "result") w.result = std::move(message);
+    const auto type = message.value("type", "");
+    if (type == "result") w.result = std::move(message);
+    else if (type == "log")
+      log::write(log::level_from(message.value("level", "")).value_or(log::Level::info),
+                 fmt::format("{}: {}", w.options.name, message.value("message", "")));
     else if (w.options.on_message) w.options.on_message(message);
   }
   return true;

@@ -19,6 +19,7 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -27,7 +28,8 @@
 
 namespace expr::runner {
 
-// The child's line to its parent: one JSON message per line.
+// The child's line to its parent: one JSON message per line. Thread-safe: a worker's log lines
+// may come from a library's own thread (CUPTI's buffer callbacks).
 class Channel {
  public:
   explicit Channel(int fd) : fd_(fd) {}
@@ -35,6 +37,7 @@ class Channel {
 
  private:
   int fd_;
+  std::mutex mutex_;
 };
 
 struct WorkerExit {
@@ -48,9 +51,10 @@ struct WorkerExit {
 };
 
 struct WorkerOptions {
+  std::string name;                // what the parent's log calls the worker: its log lines come as "NAME: line"
   double timeout_seconds = 0;      // 0: none
-  std::filesystem::path log_file;  // the child's stdout and stderr
-  std::function<void(const nlohmann::json&)> on_message;  // every message but the result, as it arrives
+  std::filesystem::path log_file;  // the child's stdout and stderr, and its own log (util/log.hpp)
+  std::function<void(const nlohmann::json&)> on_message;  // every message but the result and log lines, as it arrives
   std::function<void(WorkerExit)> on_exit;                // once, after the child is reaped
   std::optional<std::uint64_t> memory_limit;              // bytes of host memory (runner/limits.hpp); none: no limit
 };

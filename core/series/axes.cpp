@@ -53,8 +53,7 @@ struct Condition {
   }
 };
 
-// `text` without the white space around it. Values are read by hand rather than with std::regex,
-// whose matcher recurses once per character and overflows the stack on a long value.
+// `text` without the white space around it.
 std::string_view trimmed(std::string_view text) {
   const auto begin = text.find_first_not_of(" \t\r\n");
   if (begin == std::string_view::npos) return {};

@@ -43,8 +43,7 @@ constexpr double max_memory_limit = 0x1p50;
 constexpr std::size_t max_series_bytes = 16u << 20;
 
 // A number as written, then an optional unit: "2", "500ms", "1%", "8GiB". std::from_chars rather
-// than std::stod, so a value beyond a double ("1e309") is a problem to report, not an exception;
-// and no std::regex, whose matcher recurses once per character of a long value.
+// than std::stod, so a value beyond a double ("1e309") is a problem to report, not an exception.
 struct Quantity {
   double value = 0;
   std::string unit;
@@ -65,38 +64,6 @@ std::optional<Quantity> quantity(std::string_view text) {
   const auto b = unit.find_first_not_of(" \t"), e = unit.find_last_not_of(" \t");
   q.unit = b == std::string_view::npos ? "" : std::string(unit.substr(b, e - b + 1));
   return q;
-}
-
-// The offset of the first byte that is not part of well-formed UTF-8 (no overlong forms, no
-// surrogates, nothing above U+10FFFF), or npos. Strings from the series end up in results.json,
-// which must be UTF-8.
-std::size_t first_invalid_utf8(std::string_view s) {
-  std::size_t i = 0;
-  while (i < s.size()) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    std::size_t length = 0;
-    unsigned char low = 0x80, high = 0xBF;  // the range of the second byte
-    if (c < 0x80) length = 1;
-    else if (c >= 0xC2 && c <= 0xDF) length = 2;
-    else if (c >= 0xE0 && c <= 0xEF) {
-      length = 3;
-      if (c == 0xE0) low = 0xA0;   // overlong
-      if (c == 0xED) high = 0x9F;  // surrogates
-    } else if (c >= 0xF0 && c <= 0xF4) {
-      length = 4;
-      if (c == 0xF0) low = 0x90;   // overlong
-      if (c == 0xF4) high = 0x8F;  // above U+10FFFF
-    } else {
-      return i;
-    }
-    for (std::size_t k = 1; k < length; ++k) {
-      if (i + k >= s.size()) return i;
-      const auto next = static_cast<unsigned char>(s[i + k]);
-      if (next < (k == 1 ? low : 0x80) || next > (k == 1 ? high : 0xBF)) return i;
-    }
-    i += length;
-  }
-  return std::string_view::npos;
 }
 
 // The line and column (1-based, in bytes) of an offset into a file's text.
@@ -379,7 +346,7 @@ const std::vector<std::string> default_keys{"device", "params", "iterations", "t
 const std::vector<std::string> experiment_keys{"name",   "plugin",         "description", "device", "params", "iterations", "timeout",
                                                "memory", "expect",         "plugin_guesses", "axes", "zip",   "exclude",    "sweep_expect"};
 
-// Checked by hand: std::regex matches recursively, one level per character.
+// Checked by hand: a letter, then letters, digits and underscores.
 bool is_identifier(std::string_view s) {
   const auto letter = [](char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_'; };
   const auto digit = [](char c) { return c >= '0' && c <= '9'; };
@@ -390,7 +357,7 @@ bool is_identifier(std::string_view s) {
 
 Series read(const std::filesystem::path& file) {
   const std::string text = read_text(file);
-  if (const auto bad = first_invalid_utf8(text); bad != std::string::npos)
+  if (const auto bad = util::first_invalid_utf8(text); bad != std::string::npos)
     throw util::InputError({{position_of(file, text, bad),
                              fmt::format("byte 0x{:02x} is not UTF-8: a series file is UTF-8 text (its strings end up in results.json)",
                                          static_cast<unsigned char>(text[bad]))}});

@@ -14,6 +14,15 @@ std::uint32_t current_thread() {
   return tid;
 }
 
+Ns unix_offset() {
+  // The realtime clock read between two reads of ours: the offset is known to within their gap.
+  const Ns before = now();
+  timespec real{};
+  clock_gettime(CLOCK_REALTIME, &real);
+  const Ns after = now();
+  return static_cast<Ns>(real.tv_sec) * 1'000'000'000 + real.tv_nsec - (before + (after - before) / 2);
+}
+
 namespace {
 // Open ranges of this thread, innermost last: the parent of the next range.
 thread_local std::vector<std::int32_t> open_ranges;

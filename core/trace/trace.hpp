@@ -7,8 +7,9 @@
 #pragma once
 
 #include <array>
-#include <functional>
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -54,6 +55,7 @@ enum class Api : std::uint8_t { runtime, driver };
 struct ApiCall {
   StringId name = 0;  // e.g. cudaLaunchKernel, cuLaunchKernelEx
   Api api = Api::runtime;
+  std::uint32_t cbid = 0;  // CUPTI's callback id in its API's domain; 0 in traces recorded before it was kept
   std::uint32_t thread = 0;
   Ns start = 0;
   Ns end = 0;
@@ -128,13 +130,18 @@ struct Iteration {
   Ns end = 0;
 };
 
-// The device properties occupancy is computed from, recorded with the trace so replay can redo it.
+// The device properties occupancy is computed from, recorded with the trace so replay can redo it,
+// and those the PyTorch profiler's traces give (report/chrome_trace.hpp). Zero where a trace
+// recorded before a property was kept lacks it.
 struct DeviceProperties {
   std::uint32_t id = 0;
   std::string name;
   int major = 0, minor = 0;
   int multiprocessors = 0;
   int warp_size = 32;
+  std::uint64_t global_memory = 0;  // bytes
+  int max_threads_per_block = 0;
+  int shared_per_block = 0;         // bytes a block may use without opting in
   int max_threads_per_sm = 0;
   int max_blocks_per_sm = 0;
   int registers_per_sm = 0;
@@ -153,6 +160,12 @@ struct Collection {
   std::uint64_t unattributed = 0;  // device records link() could not place in an iteration
 };
 
+// The process's place in a distributed job, when its launcher said (RANK and WORLD_SIZE, as torchrun sets them).
+struct Distributed {
+  int rank = 0;
+  int world_size = 1;
+};
+
 struct Trace {
   Strings strings;
   std::vector<Iteration> iterations;
@@ -165,6 +178,8 @@ struct Trace {
   std::vector<DeviceProperties> devices;
   Collection collection;
   std::uint32_t process = 0;  // pid of the worker that recorded it
+  Ns unix_offset = 0;  // added to the trace's clock, Unix time in ns; 0 when the trace did not record it
+  std::optional<Distributed> distributed;
 
   const DeviceProperties* device(std::uint32_t id) const;
   std::size_t record_count() const;

@@ -1,3 +1,4 @@
+// The native trace file written and read: see trace_file.hpp.
 #include "trace/trace_file.hpp"
 
 #include <fmt/format.h>
@@ -94,7 +95,8 @@ template <>
 std::vector<Column<ApiCall>> columns() {
   return {plain<ApiCall>("name", &ApiCall::name),          plain<ApiCall>("api", &ApiCall::api),
           plain<ApiCall>("thread", &ApiCall::thread),      time<ApiCall>("start", &ApiCall::start),
-          time<ApiCall>("end", &ApiCall::end),             plain<ApiCall>("correlation", &ApiCall::correlation)};
+          time<ApiCall>("end", &ApiCall::end),             plain<ApiCall>("correlation", &ApiCall::correlation),
+          plain<ApiCall>("cbid", &ApiCall::cbid)};
 }
 
 template <>
@@ -181,6 +183,9 @@ json device_json(const DeviceProperties& d) {
           {"compute_capability", {d.major, d.minor}},
           {"multiprocessors", d.multiprocessors},
           {"warp_size", d.warp_size},
+          {"global_memory", d.global_memory},
+          {"max_threads_per_block", d.max_threads_per_block},
+          {"shared_per_block", d.shared_per_block},
           {"max_threads_per_sm", d.max_threads_per_sm},
           {"max_blocks_per_sm", d.max_blocks_per_sm},
           {"registers_per_sm", d.registers_per_sm},
@@ -205,6 +210,10 @@ DeviceProperties device_from(const json& j) {
   d.minor = whole<int>(j.at("compute_capability").at(1), "compute_capability");
   d.multiprocessors = positive("multiprocessors");
   d.warp_size = positive("warp_size");
+  // Kept since traces give them to the PyTorch profiler's readers; older traces lack them.
+  d.global_memory = j.value("global_memory", std::uint64_t{0});
+  d.max_threads_per_block = j.value("max_threads_per_block", 0);
+  d.shared_per_block = j.value("shared_per_block", 0);
   d.max_threads_per_sm = positive("max_threads_per_sm");
   d.max_blocks_per_sm = positive("max_blocks_per_sm");
   d.registers_per_sm = positive("registers_per_sm");
@@ -259,6 +268,8 @@ void save(const Trace& trace, const std::filesystem::path& file) {
             {"devices", json::array()},
             {"strings", trace.strings.all()},
             {"iterations", json::array()}};
+  if (trace.unix_offset != 0) head["unix_offset_ns"] = trace.unix_offset;
+  if (trace.distributed) head["distributed"] = {{"rank", trace.distributed->rank}, {"world_size", trace.distributed->world_size}};
   for (const auto& d : trace.devices) head["devices"].push_back(device_json(d));
   for (const auto& it : trace.iterations) head["iterations"].push_back({it.range, it.start - epoch, it.end - epoch});
 
@@ -286,6 +297,8 @@ Trace load(const std::filesystem::path& file) {
     const auto epoch = whole<Ns>(doc.at("epoch_ns"), "epoch_ns");
     if (epoch < 0) throw std::runtime_error("epoch_ns is negative");
     t.process = doc.contains("process") ? whole<std::uint32_t>(doc.at("process"), "process") : 0;
+    t.unix_offset = doc.value("unix_offset_ns", Ns{0});
+    if (const auto it = doc.find("distributed"); it != doc.end()) t.distributed = Distributed{it->at("rank"), it->at("world_size")};
     const auto& c = doc.at("collection");
     t.collection.device_traced = c.at("device_traced");
     t.collection.device_unavailable = c.at("device_unavailable");

@@ -7,6 +7,34 @@
 namespace expr::util {
 
 namespace {
+
+// The length of the well-formed UTF-8 sequence at s[i] (no overlong forms, no surrogates, nothing
+// above U+10FFFF), or 0 when the byte there starts none.
+std::size_t utf8_sequence(std::string_view s, std::size_t i) {
+  const auto c = static_cast<unsigned char>(s[i]);
+  std::size_t length = 0;
+  unsigned char low = 0x80, high = 0xBF;  // the range of the second byte
+  if (c < 0x80) return 1;
+  if (c >= 0xC2 && c <= 0xDF) length = 2;
+  else if (c >= 0xE0 && c <= 0xEF) {
+    length = 3;
+    if (c == 0xE0) low = 0xA0;   // overlong
+    if (c == 0xED) high = 0x9F;  // surrogates
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    length = 4;
+    if (c == 0xF0) low = 0x90;   // overlong
+    if (c == 0xF4) high = 0x8F;  // above U+10FFFF
+  } else {
+    return 0;
+  }
+  for (std::size_t k = 1; k < length; ++k) {
+    if (i + k >= s.size()) return 0;
+    const auto next = static_cast<unsigned char>(s[i + k]);
+    if (next < (k == 1 ? low : 0x80) || next > (k == 1 ? high : 0xBF)) return 0;
+  }
+  return length;
+}
+
 std::size_t edit_distance(std::string_view a, std::string_view b) {
   std::vector<std::size_t> row(b.size() + 1);
   std::iota(row.begin(), row.end(), 0);
@@ -70,6 +98,31 @@ std::string exactly(const std::vector<std::string>& words) {
     }
   }
   return words.size() == 1 ? "^" + alternatives + "$" : "^(" + alternatives + ")$";
+}
+
+std::size_t first_invalid_utf8(std::string_view s) {
+  for (std::size_t i = 0; i < s.size();) {
+    const auto length = utf8_sequence(s, i);
+    if (length == 0) return i;
+    i += length;
+  }
+  return std::string_view::npos;
+}
+
+std::string valid_utf8(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size();) {
+    const auto length = utf8_sequence(s, i);
+    if (length == 0) {
+      out += "\uFFFD";
+      ++i;
+    } else {
+      out.append(s.substr(i, length));
+      i += length;
+    }
+  }
+  return out;
 }
 
 }  // namespace expr::util

@@ -23,5 +23,12 @@ std::string shortened(std::string_view text);
 // An ECMAScript regex that matches exactly these words, their special characters escaped:
 // "^sdpa\[seq=2048\]$", "^(a|b)$". What --filter needs to run these experiments and no other.
 std::string exactly(const std::vector<std::string>& words);
+// The offset of the first byte that is not part of well-formed UTF-8 (no overlong forms, no
+// surrogates, nothing above U+10FFFF), or npos.
+std::size_t first_invalid_utf8(std::string_view s);
+
+// `s` with each byte that is not part of well-formed UTF-8 replaced by U+FFFD, for outputs that
+// must be UTF-8 (junit.xml) while a plugin's strings need not be.
+std::string valid_utf8(std::string_view s);
 
 }  // namespace expr::util

@@ -2,11 +2,13 @@
 // clear reason; the experiments around it keep their results; the exit code says an experiment failed.
 #include <doctest/doctest.h>
 
+#include <filesystem>
 #include <fstream>
 
 #include "harness.hpp"
 
 using e2e::experiment;
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -66,6 +68,14 @@ TEST_CASE("a plugin that segfaults is recorded as crashed by SIGSEGV") {
   const auto broken = run_with_fault("segfault");
   CHECK(broken.at("status") == "crashed");
   CHECK(reason(broken).find("killed by SIGSEGV (Segmentation fault) during warm-up") != std::string::npos);
+  // In junit.xml: an error of the experiment's "runs" case, timed; its neighbours pass.
+  std::ifstream xml(fs::path(EXPR_E2E_WORK_DIR) / "fault_segfault" / "run" / "junit.xml");
+  const std::string junit((std::istreambuf_iterator<char>(xml)), {});
+  CHECK(junit.find("<testsuite name=\"faults.broken\" tests=\"2\" failures=\"0\" errors=\"1\" skipped=\"1\" time=\"") !=
+        std::string::npos);
+  CHECK(junit.find("<testcase classname=\"faults.broken\" name=\"runs\" time=\"") != std::string::npos);
+  CHECK(junit.find("<error message=\"crashed\">the worker was killed by SIGSEGV") != std::string::npos);
+  CHECK(junit.find("<testsuites name=\"faults\" tests=\"7\" failures=\"0\" errors=\"1\" time=\"") != std::string::npos);
 }
 
 TEST_CASE("a plugin that aborts is recorded as crashed by SIGABRT") {
@@ -115,6 +125,13 @@ experiments:
   CHECK(o.exit_code == 0);  // the contradicted guess is a finding, not a failure
   CHECK(o.out.find("✗ sums: ranges(\"^sum$\") == 2") != std::string::npos);
   CHECK(o.out.find("observed 1, guessed == 2") != std::string::npos);
+  {
+    // In junit.xml the finding stays visible, as the output of a passing case.
+    std::ifstream xml(dir / "run" / "junit.xml");
+    const std::string junit((std::istreambuf_iterator<char>(xml)), {});
+    CHECK(junit.find("failures=\"0\"") != std::string::npos);
+    CHECK(junit.find("<system-out>contradicted (a finding; not required): observed 1, guessed == 2") != std::string::npos);
+  }
 
   e2e::write(dir, "series.yaml", R"(series: gate
 defaults:

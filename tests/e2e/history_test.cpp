@@ -303,7 +303,7 @@ TEST_CASE("expr run --baseline gates the run: 5 on a slowdown, 0 on an improveme
   CHECK(has(row(o.out, "host_time"), "slower"));
   CHECK(has(slurp(dir / "slow" / "summary.md"), "## Against the baseline"));
   const auto junit = slurp(dir / "slow" / "junit.xml");
-  CHECK(has(junit, "<testsuite name=\"waiting.gate\">"));
+  CHECK(has(junit, "<testsuite name=\"waiting.gate\" tests=\"1\" failures=\"1\""));
   CHECK(has(junit, "<failure message=\"slower than the baseline\">"));
   const auto base_id = e2e::read_json(dir / "base" / "results.json").at("run").at("id").get<std::string>();
   o = e2e::expr(dir, "history --history history.sqlite");

@@ -26,8 +26,8 @@ std::pair<nlohmann::json, nlohmann::json> replay(const std::string& name, const 
 }
 
 // Every expectation of `a` is in `b`, with the same verdict and observed value; `b` may hold guesses
-// added to the series since `a` was recorded.
-void same_verdicts(const nlohmann::json& a, const nlohmann::json& b) {
+// added to the series since `a` was recorded. Without another series, each keeps its place too.
+void same_verdicts(const nlohmann::json& a, const nlohmann::json& b, bool same_series = false) {
   REQUIRE(a.at("experiments").size() == b.at("experiments").size());
   for (const auto& ea : a.at("experiments")) {
     const auto& eb = experiment(b, ea.at("name"));
@@ -36,7 +36,22 @@ void same_verdicts(const nlohmann::json& a, const nlohmann::json& b) {
       const auto& xb = e2e::guess(eb, xa.at("check"));
       CHECK(xa.at("verdict") == xb.at("verdict"));
       CHECK(xa.value("observed", "") == xb.value("observed", ""));
+      if (same_series) CHECK(xa.value("at", "") == xb.value("at", ""));
     }
+  }
+  // Guesses about whole sweeps: judged again, group by group, where they were written.
+  const auto sweeps = a.value("sweep_guesses", nlohmann::json::array());
+  REQUIRE(sweeps.size() == b.value("sweep_guesses", nlohmann::json::array()).size());
+  for (std::size_t i = 0; i < sweeps.size(); ++i) {
+    const auto& sa = sweeps[i];
+    const auto& sb = b.at("sweep_guesses")[i];
+    INFO(sa.at("family").get<std::string>(), "[", sa.at("group").get<std::string>(), "]: ", sa.at("check").get<std::string>());
+    CHECK(sa.at("family") == sb.at("family"));
+    CHECK(sa.at("group") == sb.at("group"));
+    CHECK(sa.at("check") == sb.at("check"));
+    CHECK(sa.at("verdict") == sb.at("verdict"));
+    CHECK(sa.value("observed", "") == sb.value("observed", ""));
+    if (same_series) CHECK(sa.value("at", "") == sb.value("at", ""));
   }
 }
 
@@ -78,17 +93,8 @@ TEST_CASE("replaying the H200 series 3 run with experiments/series3.yaml reaches
 TEST_CASE("replaying the H200 attention sweep reaches the GPU run's verdicts, point by point") {
   // naive at seq 8192 ran out of device memory in verify (its float64 reference needs 64 GiB).
   const auto [recorded, replayed] = replay("sweep", "attention-sweep-h200", "", true);
-  same_verdicts(recorded, replayed);
-  // The guesses about the whole sweep are judged again too, group by group.
-  const auto sweep_verdicts = [](const nlohmann::json& results) {
-    std::vector<std::string> out;
-    for (const auto& g : results.at("sweep_guesses")) {
-      const auto text = [&](const char* key) { return g.at(key).get<std::string>(); };
-      out.push_back(text("family") + "[" + text("group") + "] " + text("check") + ": " + text("verdict") + " " + text("observed"));
-    }
-    return out;
-  };
-  CHECK(sweep_verdicts(replayed) == sweep_verdicts(recorded));
+  same_verdicts(recorded, replayed, true);
+  CHECK(replayed.at("sweep_guesses").size() == recorded.at("sweep_guesses").size());
   CHECK(replayed.at("sweep_guesses").size() == 16);
   // Like with like: flash's point reads efficient's point with the same dtype and seq.
   const auto& faster = e2e::guess(experiment(replayed, "flash[dtype=bf16,seq=4096]"), "gpu_time <= efficient.gpu_time");
@@ -98,7 +104,7 @@ TEST_CASE("replaying the H200 attention sweep reaches the GPU run's verdicts, po
 
 TEST_CASE("replaying the H200 cuda_probe run reaches the GPU run's verdicts") {
   const auto [recorded, replayed] = replay("probe", "cuda-probe-h200");
-  same_verdicts(recorded, replayed);
+  same_verdicts(recorded, replayed, true);
   const auto& probe = experiment(replayed, "probe");
   // The collector's numbers against values known in advance and the CUDA API's own answers.
   for (const char* check : {"kernels == 5", "kernel(\"probe_launch_ex\").launch_api == \"cuLaunchKernelEx\"",
@@ -112,7 +118,7 @@ TEST_CASE("the Chrome trace of a recorded GPU run shows kernels with their footp
   const auto dir = e2e::scratch("replay_probe_chrome");
   const auto o = e2e::expr(dir, "replay " + (data / "cuda-probe-h200").string() + " --out out");
   INFO(o.all());
-  const auto chrome = e2e::read_json(dir / "out" / "experiments" / "probe" / "chrome_trace.json");
+  const auto chrome = e2e::read_json(dir / "out" / "traces" / "probe" / "expr.pt.trace.json");
   CHECK(chrome.at("deviceProperties").at(0).at("name") == "NVIDIA H200");
   int kernels = 0, flow_starts = 0, flow_ends = 0;
   bool launch_ex = false;
@@ -120,8 +126,8 @@ TEST_CASE("the Chrome trace of a recorded GPU run shows kernels with their footp
     if (ev.value("cat", "") == "kernel") {
       ++kernels;
       const auto& args = ev.at("args");
-      for (const char* key : {"registers per thread", "shared memory", "grid", "block", "theoretical occupancy %", "blocks per SM",
-                              "launched by", "correlation"})
+      for (const char* key : {"registers per thread", "shared memory", "grid", "block", "theoretical occupancy %", "resident blocks per SM",
+                              "blocks per SM", "est. achieved occupancy %", "launched by", "correlation"})
         CHECK(args.contains(key));
       if (ev.at("name").get<std::string>().starts_with("probe_launch_ex"))
         launch_ex = args.at("launched by") == "cuLaunchKernelEx" && args.at("cluster").at(0) == 2;

@@ -81,10 +81,12 @@ json without_guesses(json experiment) {
 }
 
 // The files a finished point left, with their contents and times, to show they were not touched.
+// A point's files, by name: its folder under experiments/ and its Chrome trace under traces/.
 std::map<std::string, std::pair<std::string, fs::file_time_type>> files_of(const fs::path& run, const std::string& point) {
   std::map<std::string, std::pair<std::string, fs::file_time_type>> out;
-  for (const auto& f : fs::directory_iterator(run / "experiments" / point))
-    out[f.path().filename().string()] = {slurp(f.path()), fs::last_write_time(f.path())};
+  for (const auto& folder : {run / "experiments" / point, run / "traces" / point})
+    if (fs::is_directory(folder))
+      for (const auto& f : fs::directory_iterator(folder)) out[f.path().filename().string()] = {slurp(f.path()), fs::last_write_time(f.path())};
   return out;
 }
 
@@ -131,7 +133,7 @@ TEST_CASE("after kill -9 of expr mid-sweep, --resume runs only the points withou
     files[name] = files_of(run, name);
     CHECK(files[name].count("worker.log"));
     CHECK(files[name].count("expr_trace.json"));
-    CHECK(files[name].count("chrome_trace.json"));
+    CHECK(files[name].count("expr.pt.trace.json"));
   }
 
   const auto show = e2e::expr(dir, "show run");

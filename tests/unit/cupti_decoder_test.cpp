@@ -178,7 +178,7 @@ TEST_CASE("a kernel without clusters has a 1 x 1 x 1 cluster, names that do not 
   CHECK(name_of(t, t.kernels[1].name) == "(unnamed kernel)");
 }
 
-TEST_CASE("API calls: runtime names lose their version, driver names keep theirs, internal launches are named") {
+TEST_CASE("API calls: runtime names lose their version, driver names keep theirs, internal launches are named, cbids are kept") {
   cupti::Decoder decoder;
   add(decoder, api_call(CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, 100, 150, 1));
   add(decoder,
@@ -193,12 +193,16 @@ TEST_CASE("API calls: runtime names lose their version, driver names keep theirs
   struct Expected {
     std::string_view name;
     trace::Api api;
+    std::uint32_t cbid;  // CUPTI's, as the PyTorch profiler's traces give it
   };
   const std::vector<Expected> expected{
-      {"cudaLaunchKernel", trace::Api::runtime},    {"cudaLaunchKernelExC", trace::Api::runtime},
-      {"cuMemcpyDtoH_v2", trace::Api::driver},      {"cuLaunchKernelEx", trace::Api::driver},
-      {"(internal launch)", trace::Api::driver},    {"(runtime API call 60000)", trace::Api::runtime},
-      {"(driver API call 60000)", trace::Api::driver},
+      {"cudaLaunchKernel", trace::Api::runtime, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000},
+      {"cudaLaunchKernelExC", trace::Api::runtime, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060},
+      {"cuMemcpyDtoH_v2", trace::Api::driver, CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoH_v2},
+      {"cuLaunchKernelEx", trace::Api::driver, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx},
+      {"(internal launch)", trace::Api::driver, 0},
+      {"(runtime API call 60000)", trace::Api::runtime, 60000},
+      {"(driver API call 60000)", trace::Api::driver, 60000},
   };
   REQUIRE(t.api_calls.size() == expected.size());
   for (std::size_t i = 0; i < expected.size(); ++i) {
@@ -206,6 +210,7 @@ TEST_CASE("API calls: runtime names lose their version, driver names keep theirs
     CAPTURE(i);
     CHECK(name_of(t, call.name) == expected[i].name);
     CHECK(call.api == expected[i].api);
+    CHECK(call.cbid == expected[i].cbid);
     CHECK(call.start == static_cast<trace::Ns>(100 * (i + 1)));
     CHECK(call.end == static_cast<trace::Ns>(100 * (i + 1) + 50));
     CHECK(call.correlation == i + 1);

@@ -155,19 +155,17 @@ TEST_CASE("hostile guesses are refused with an error, not a stack overflow") {
   CHECK_NOTHROW(expect::compile(std::string(30, '(') + "kernels" + std::string(30, ')') + " == " + std::string(30, '-') + "1", experiments));
 }
 
-TEST_CASE("every regex is compiled while binding, within bounds on its length and nesting") {
+TEST_CASE("every regex is compiled while binding") {
   // A text regex after `~` used to be compiled only when judging, after the run.
   CHECK(error_of("kernel.name ~ \"(\"") ==
-        std::pair<std::size_t, std::string>{14, "'(' is not a valid regex: Mismatched '(' and ')' in regular expression"});
+        std::pair<std::size_t, std::string>{14, "'(' is not a valid regex: missing ): ("});
   CHECK(error_of("fact(\"backend\") ~ \"[\"").second.find("'[' is not a valid regex") == 0);
   CHECK(error_of("kernel.name ~ \"x\" ± 1").second == "a regex search takes no tolerance");
   CHECK(error_of("kernel.name ~ other.kernel.name ± 1").second == "`~` on text searches for a regex, written as a \"string\" after the `~`");
 
-  const auto long_regex = "kernels(\"" + std::string(300, 'a') + "\") == 1";
-  CHECK(error_of(long_regex) == std::pair<std::size_t, std::string>{8, "this regex is 300 bytes long; the limit is 256"});
-  const auto nested_regex = "kernels(name=\"" + std::string(20, '(') + "a" + std::string(20, ')') + "\") == 1";
-  CHECK(error_of(nested_regex) == std::pair<std::size_t, std::string>{13, "this regex nests groups more than 16 deep"});
-  CHECK_NOTHROW(expect::compile("kernels(\"[(]((a|b)+)\\(\") == 1", experiments));  // bracketed and escaped parentheses are no groups
+  // Long and deeply nested regexes need no bound: RE2 never recurses (util/regex.hpp).
+  CHECK_NOTHROW(expect::compile("kernels(\"" + std::string(900, 'a') + "\") == 1", experiments));
+  CHECK_NOTHROW(expect::compile("kernels(name=\"" + std::string(400, '(') + "a" + std::string(400, ')') + "\") == 1", experiments));
 }
 
 TEST_CASE("undefined arithmetic is not evaluable, with the reason, never a verdict") {

@@ -1,6 +1,7 @@
 // The trace model on recorded H200 traces: linking, the native file, occupancy of real kernels.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "analysis/metrics.hpp"
@@ -73,6 +74,34 @@ TEST_CASE("the native trace file round-trips") {
     CHECK(again.kernels[i].api_call == t.kernels[i].api_call);
   }
   CHECK(again.devices.at(0).multiprocessors == 132);
+}
+
+TEST_CASE("the native trace file keeps what the Chrome export needs, and reads traces recorded before it did") {
+  auto t = recorded("cuda-probe-h200", "probe");
+  // Recorded before these were kept: all zero or absent.
+  CHECK(t.unix_offset == 0);
+  CHECK_FALSE(t.distributed);
+  CHECK(t.devices.at(0).global_memory == 0);
+  CHECK(std::all_of(t.api_calls.begin(), t.api_calls.end(), [](const trace::ApiCall& c) { return c.cbid == 0; }));
+  // Values of the test's own, as a new recording would have them.
+  t.unix_offset = 1'700'000'000'123'456'789;
+  t.distributed = trace::Distributed{2, 4};
+  t.devices.at(0).global_memory = 150'000'000'000;
+  t.devices.at(0).max_threads_per_block = 1024;
+  t.devices.at(0).shared_per_block = 49152;
+  for (std::size_t i = 0; i < t.api_calls.size(); ++i) t.api_calls[i].cbid = static_cast<std::uint32_t>(200 + i);
+  const auto file = fs::temp_directory_path() / "expr_trace_new_fields.json";
+  trace::save(t, file);
+  const auto again = trace::load(file);
+  fs::remove(file);
+  CHECK(again.unix_offset == t.unix_offset);
+  REQUIRE(again.distributed);
+  CHECK(again.distributed->rank == 2);
+  CHECK(again.distributed->world_size == 4);
+  CHECK(again.devices.at(0).global_memory == 150'000'000'000);
+  CHECK(again.devices.at(0).max_threads_per_block == 1024);
+  CHECK(again.devices.at(0).shared_per_block == 49152);
+  for (std::size_t i = 0; i < t.api_calls.size(); ++i) CHECK(again.api_calls[i].cbid == 200 + i);
 }
 
 TEST_CASE("occupancy of the recorded attention kernels") {
