@@ -3,8 +3,11 @@
 #include <fmt/compile.h>
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
 #include <set>
 
+#include "trace/counters.hpp"
 #include "util/atomic_file.hpp"
 
 namespace expr::report {
@@ -171,6 +174,7 @@ class Writer {
     if (occ)
       fmt::format_to(out(), ",\"blocks per SM\":{},\"warps per SM\":{},\"theoretical occupancy %\":{:.2f},\"occupancy limited by\":\"{}\"",
                      occ->blocks_per_sm, occ->warps_per_sm, occ->fraction * 100, analysis::to_string(occ->limiter));
+    counter_args(k);
     if (k.api_call != trace::none) {
       buf_.append(std::string_view(",\"launched by\":\""));
       escaped(buf_, t_.strings[t_.api_calls[static_cast<std::size_t>(k.api_call)].name]);
@@ -178,6 +182,20 @@ class Writer {
     }
     fmt::format_to(out(), "}}}}");
     flow(k);
+  }
+
+  // The counters phase's values, named as the PyTorch profiler names them where it has the figure
+  // (it estimates achieved occupancy; these are measured), by their Nsight name otherwise.
+  void counter_args(const trace::Kernel& k) {
+    for (std::size_t i = 0; i < k.counters.size() && i < t_.counters.metrics.size(); ++i) {
+      if (!std::isfinite(k.counters[i])) continue;
+      const auto& nsight = t_.counters.metrics[i];
+      const auto* known = std::find_if(trace::counter_metrics.begin(), trace::counter_metrics.end(),
+                                       [&](const auto& m) { return m.nsight == nsight; });
+      buf_.append(std::string_view(",\""));
+      escaped(buf_, known != trace::counter_metrics.end() ? std::string(known->chrome_arg) : nsight);
+      fmt::format_to(out(), "\":{:.2f}", k.counters[i]);
+    }
   }
 
   void copy(const trace::Copy& c) {

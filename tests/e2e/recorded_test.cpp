@@ -1,9 +1,10 @@
 // The analysis path on real H200 data (tests/data): replaying the recorded runs reaches the
-// verdicts the GPU run reached, and the Chrome export shows kernels with their launch footprint
+// verdicts the GPU run reached (guesses the recording cannot judge say why), and the Chrome export shows kernels with their launch footprint
 // and flows from the launching API calls.
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <utility>
 
 #include "harness.hpp"
 
@@ -69,6 +70,16 @@ TEST_CASE("replaying the H200 series 3 run with experiments/series3.yaml reaches
   // cuDNN's plan search, from the cold call's own trace: a long host call with little device work.
   CHECK(verdict("sdpa_cudnn", "first_call > 100 * host_time") == "confirmed");
   CHECK(verdict("sdpa_cudnn", "cold.busy_time < cold.host_time / 10") == "confirmed");
+  // The hardware-counter guesses: this recording predates the counters phase, so each says so
+  // instead of judging (on the GPU they are judged; scripts/on-gpu counters).
+  for (const auto& [name, check] : {std::pair{"sdpa_flash", "kernel(\"flash_fwd\").dram_throughput < 20%"},
+                                    std::pair{"sdpa_efficient", "kernel(\"fmha\").achieved_occupancy ~ kernel(\"fmha\").occupancy ± 3%"},
+                                    std::pair{"sdpa_cudnn", "kernel.sm_throughput > 2 * kernel.achieved_occupancy"}}) {
+    const auto& judged = e2e::guess(experiment(replayed, name), check);
+    CHECK(judged.at("verdict") == "not evaluable");
+    CHECK(judged.at("reason").get<std::string>().find("none were taken: the trace was recorded before expr had a counters phase") !=
+          std::string::npos);
+  }
   // A run that took no cold trace says so instead of judging.
   const auto [probe_recorded, probe] = replay("probe_cold", "cuda-probe-h200", write_series_reading_cold());
   CHECK(e2e::guess(experiment(probe, "probe"), "cold.kernels > 0").at("reason") ==
