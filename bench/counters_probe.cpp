@@ -59,7 +59,7 @@ int main(int argc, char** argv) {
   }
   float* x = nullptr;
   const std::size_t n = 132 * 16 * 128;
-  if (cudaMalloc(&x, n * sizeof(float)) != cudaSuccess || cudaMemset(x, 0, n * sizeof(float)) != cudaSuccess) {
+  if (cudaMalloc(reinterpret_cast<void**>(&x), n * sizeof(float)) != cudaSuccess || cudaMemset(x, 0, n * sizeof(float)) != cudaSuccess) {
     fmt::print("cannot allocate {} floats on device {}\n", n, device);
     return 2;
   }

@@ -22,28 +22,33 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Two traced iterations of three launches: k_a, k_b, k_a. Within an iteration the kernels are
-// stored out of launch order (by start time, as the decoder sorts them; a second stream can start a
-// later launch first), so the join must go by correlation id.
+// Two traced iterations of three launches: k_a, k_b, k_a, each launched from its iteration's host
+// range. Within an iteration the kernels are stored out of launch order (by start time, as the
+// decoder sorts them; a second stream can start a later launch first), so the join must go by
+// correlation id.
 trace::Trace two_iterations() {
   trace::Trace t;
   const auto a = t.strings.intern("k_a(float*)");
   const auto b = t.strings.intern("k_b(float*)");
   const auto mangled_a = t.strings.intern("_Z3k_aPf");
   const auto mangled_b = t.strings.intern("_Z3k_bPf");
-  t.iterations = {{trace::none, 0, 1000}, {trace::none, 1000, 2000}};
+  const auto launch = t.strings.intern("cudaLaunchKernel");
   std::uint32_t correlation = 10;
   for (std::int32_t it = 0; it < 2; ++it) {
     const trace::Ns base = 1000 * it;
+    t.iterations.push_back({static_cast<std::int32_t>(t.ranges.size()), base, base + 1000});
+    t.ranges.push_back({t.strings.intern("ProfilerStep#" + std::to_string(it)), trace::RangeKind::iteration, 1, base, base + 1000,
+                        trace::none, it});
     trace::Kernel first, second, third;
     first.name = a, first.mangled = mangled_a, first.correlation = correlation++, first.start = base + 10, first.end = base + 110;
     second.name = b, second.mangled = mangled_b, second.correlation = correlation++, second.start = base + 300, second.end = base + 400;
     third.name = a, third.mangled = mangled_a, third.correlation = correlation++, third.start = base + 200, third.end = base + 290;
     for (auto* k : {&first, &third, &second}) {  // stored by start time
-      k->iteration = it;
+      t.api_calls.push_back({launch, trace::Api::runtime, 1, k->start - 5, k->start - 2, k->correlation});
       t.kernels.push_back(*k);
     }
   }
+  trace::link(t);
   t.collection.device_traced = true;
   t.counters.metrics = {"sm__warps_active.avg.pct_of_peak_sustained_active", "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed"};
   return t;
@@ -102,6 +107,7 @@ TEST_CASE("counter ranges join the kernels of their iteration in launch order") 
   CHECK(t.strings[t.kernels[order[1]].name] == "k_b(float*)");
   CHECK(t.kernels[order[2]].counters == std::vector<double>{30, 3});
   CHECK(measured(t) == 3);  // iteration 0 is not measured
+  REQUIRE(trace::kernels_in_launch_order(t, 0).size() == 3);
 }
 
 TEST_CASE("counter ranges that do not line up with the kernels join none of them") {
