@@ -47,13 +47,14 @@ expect::Judgement judgement_from(const json& j) {
 json counters_summary(const trace::Trace& t) {
   const auto& c = t.counters;
   json kernels = json::array();
-  for (const auto i : trace::kernels_in_launch_order(t, c.iteration)) {
-    const auto& k = t.kernels[i];
-    if (k.counters.size() != c.metrics.size()) continue;
-    json values = json::object();
-    for (std::size_t m = 0; m < c.metrics.size(); ++m) values[c.metrics[m]] = std::isfinite(k.counters[m]) ? json(k.counters[m]) : json();
-    kernels.push_back({{"name", t.strings[k.name]}, {"duration_ns", k.duration()}, {"values", std::move(values)}});
-  }
+  if (c.state == trace::CounterCollection::State::collected)
+    for (const auto i : trace::kernels_in_launch_order(t, c.iteration)) {
+      const auto& k = t.kernels[i];
+      json values = json::object();
+      for (std::size_t m = 0; m < c.metrics.size() && m < k.counters.size(); ++m)
+        values[c.metrics[m]] = std::isfinite(k.counters[m]) ? json(k.counters[m]) : json();
+      kernels.push_back({{"name", t.strings[k.name]}, {"duration_ns", k.duration()}, {"values", std::move(values)}});
+    }
   return {{"state", trace::to_string(c.state)}, {"reason", c.reason},          {"metrics", c.metrics},
           {"iteration", c.iteration},           {"replay_passes", c.passes},   {"ranges", c.ranges},
           {"wall_ns", c.wall},                  {"kernels", std::move(kernels)}};

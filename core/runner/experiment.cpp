@@ -297,6 +297,9 @@ class Session {
       c.reason = "the experiment ran on the cpu, and hardware counters need a CUDA device";
     } else if (plan_.iterations.traced == 0) {
       c.reason = "no traced iteration to join the counters to (iterations: traced is 0)";
+    } else {
+      // What the trace saved by the tracing phase says until the counters phase replaces it.
+      c.reason = "the counters phase did not finish: the experiment failed or was stopped before or during it";
     }
   }
 
