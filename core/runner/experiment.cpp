@@ -54,7 +54,7 @@ class Session {
   }
 
   outcome::Measurement measure(const std::filesystem::path& trace_file) {
-    return run_phases({
+    std::vector<Phase> phases{
         {"setup", [&] { prepare(); }},
         {"first call", [&] { first_call(); }},
         {"verify", [&] { verify(); }},
@@ -71,9 +71,11 @@ class Session {
            trace(trace_file, plan_.iterations.traced);
            check_setup_rule();
          }},
-        {"counters", [&] { count(trace_file); }},
-        {"teardown", [&] { teardown(); }},
-    });
+    };
+    // Only where it will measure: with counters off the worker's timeline has no such step.
+    if (counters_wanted()) phases.push_back({"counters", [&] { count(trace_file); }});
+    phases.push_back({"teardown", [&] { teardown(); }});
+    return run_phases(phases);
   }
 
   outcome::Measurement trace_cold(const std::filesystem::path& trace_file) {
@@ -307,9 +309,10 @@ class Session {
   // the metrics, its values joined to the kernels of the last traced iteration. Never during the
   // timed runs, and never with the Activity API on. A refusal by CUPTI is recorded in the trace as
   // the reason, and the experiment goes on; a failure of the plugin's run() fails this phase.
+  bool counters_wanted() const { return plan_.counters.on && cuda_ && plan_.iterations.traced > 0; }
+
   void count(const std::filesystem::path& trace_file) {
     auto& c = trace_.counters;
-    if (!plan_.counters.on || !cuda_ || plan_.iterations.traced == 0) return;
     const auto start = trace::now();
     const auto last = static_cast<std::int32_t>(trace_.iterations.size()) - 1;
     const auto unavailable = [&](std::string reason) {
