@@ -17,9 +17,10 @@
         (what ncu runs) three warm-up forwards, then one inside the NVTX range "expr_counters",
         which is the one ncu profiles
 
-Conditions. expr's counters phase neither locks clocks nor flushes caches: CUPTI's kernel replay
-runs each kernel as often as the metrics need, with the clocks wherever the GPU's boost puts them
-and the caches as the previous pass left them. ncu by default locks clocks to base and flushes
+Conditions. expr's counters phase asks CUPTI neither to lock clocks nor to flush caches: CUPTI's
+kernel replay runs each kernel as often as the metrics need, with the clocks wherever the GPU's
+boost puts them and the caches as the previous pass (and CUPTI's restore of the memory the kernel
+wrote) left them. ncu by default locks clocks to base and flushes
 every cache before each pass, so it runs here with `--clock-control none --cache-control none`,
 which matches expr. Both replay per kernel (`--replay-mode kernel`).
 

@@ -4,8 +4,9 @@
 // (kernel replay: CUPTI saves and restores the memory the kernel writes between passes). What the
 // ranges mean is trace::join_counters' business (trace/counters.hpp).
 //
-// Every CUPTI call is written to the worker's log with its result, so a failure on a GPU machine
-// can be read from the log alone. A failed call throws CountersUnavailable with the call, CUPTI's
+// Every CUPTI call is written to the worker's log with its result (of the calls made per range,
+// those for the first range and any that fail), so a failure on a GPU machine can be read from the
+// log alone. A failed call throws CountersUnavailable with the call, CUPTI's
 // error name and its message (insufficient privileges, another profiler attached, an unsupported
 // device, a metric the device does not have).
 //
