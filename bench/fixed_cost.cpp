@@ -166,6 +166,7 @@ std::string meaning(const std::string& step) {
       {"warm-up", "warm-up"},
       {"timing", "timing (host and device)"},
       {"tracing", "tracing"},
+      {"counters", "counters (hardware counters, where on)"},
       {"teardown", "teardown"},
       {"result", "result sent, worker exits, reaped"},
   };
@@ -242,8 +243,10 @@ int main(int argc, char** argv) {
     steps.add(t, "");
     const auto spawned = at(t, "spawned"), first = at(t, "first call");
     if (spawned && first && e.at("status") == "ok") fixed.push_back(static_cast<double>(*first - *spawned));
-    const auto timing = at(t, "timing"), tracing = at(t, "tracing"), teardown = at(t, "teardown");
-    if (timing && tracing && teardown) timed_and_traced.push_back(static_cast<double>(*teardown - *timing));
+    // The traced iterations end where the counters phase begins (runs recorded before it: teardown).
+    const auto timing = at(t, "timing"), tracing = at(t, "tracing"), counters = at(t, "counters"), teardown = at(t, "teardown");
+    const auto traced_end = counters ? counters : teardown;
+    if (timing && tracing && traced_end) timed_and_traced.push_back(static_cast<double>(*traced_end - *timing));
     if (e.contains("cold")) {
       const auto c = timeline_of(e.at("cold"));
       if (!c.empty()) {

@@ -1,6 +1,7 @@
 #include "analysis/metrics.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -11,6 +12,7 @@
 #include "analysis/noise.hpp"
 #include "analysis/occupancy.hpp"
 #include "analysis/queries.hpp"
+#include "trace/counters.hpp"
 #include "util/units.hpp"
 
 namespace expr::analysis {
@@ -258,7 +260,47 @@ std::string filter_text(const MetricCall& call) {
   return s;
 }
 
+// Why no hardware counter can be read from the experiment, each case with its own reason: a cpu
+// run, counters off, counters CUPTI refused, a trace without them.
+std::optional<Unavailable> missing_counters(const outcome::Measurement& m, std::string_view field) {
+  if (m.device == Device::cpu) return Unavailable{fmt::format("{} needs hardware counters, and the experiment ran on the cpu", field)};
+  if (!m.trace) return std::nullopt;  // missing_trace() says why
+  const auto& c = m.trace->counters;
+  using State = trace::CounterCollection::State;
+  switch (c.state) {
+    case State::off: return Unavailable{fmt::format("{} needs hardware counters, and {}", field, c.reason)};
+    case State::unavailable: return Unavailable{fmt::format("{} needs hardware counters, which were unavailable: {}", field, c.reason)};
+    case State::not_taken:
+      return Unavailable{fmt::format("{} needs hardware counters, and none were taken: {}", field,
+                                     c.reason.empty() ? "the trace was recorded before expr had a counters phase" : c.reason)};
+    case State::collected: break;
+  }
+  return std::nullopt;
+}
+
+// A counter of the kernel: the mean over its launches that the counters phase measured.
+Outcome counter_figure(const trace::Trace& t, const std::vector<const trace::Kernel*>& group, const trace::CounterMetric& metric,
+                       Observation o) {
+  const auto& c = t.counters;
+  const auto column = std::find(c.metrics.begin(), c.metrics.end(), metric.nsight);
+  if (column == c.metrics.end())
+    return Unavailable{fmt::format("{} ({}) was not among the counters collected: {}", metric.field, metric.nsight, fmt::join(c.metrics, ", "))};
+  const auto index = static_cast<std::size_t>(column - c.metrics.begin());
+  std::vector<double> values;
+  for (const auto* k : group)
+    if (!k->counters.empty() && std::isfinite(k->counters[index])) values.push_back(k->counters[index]);
+  if (values.empty())
+    return Unavailable{fmt::format("no launch of this kernel in traced iteration {} carries a value of {}", c.iteration, metric.nsight)};
+  o.value = Quantity{mean(values) / 100, dimensionless, Display::percent};
+  o.evidence += fmt::format("; {} {:.1f}% ({}), mean of {} launch{} of iteration {}, {} replay passes per kernel", metric.field,
+                            mean(values), metric.nsight, values.size(), values.size() == 1 ? "" : "es", c.iteration, c.passes);
+  return o;
+}
+
 Outcome kernel(const outcome::Measurement& m, const MetricCall& call) {
+  const auto* counter = trace::counter_metric_by_field(call.field);
+  if (counter)
+    if (auto u = missing_counters(m, call.field)) return *u;
   if (auto u = missing_trace(m, call.metric, Needs::device_trace)) return *u;
   const auto& t = *m.trace;
   const auto filter = span_filter(t, call);
@@ -286,6 +328,7 @@ Outcome kernel(const outcome::Measurement& m, const MetricCall& call) {
                                      util::format_bytes(f.shared_per_block()));
   Observation o{count(0), evidence, device_caveats(t)};
   const auto& field = call.field;
+  if (counter) return counter_figure(t, group, *counter, std::move(o));
   auto occupancy = [&]() -> std::optional<Occupancy> {
     const auto* device = t.device(k.device);
     if (!device) return std::nullopt;
@@ -454,6 +497,25 @@ std::vector<MetricSpec> build_catalog() {
   const auto counted = figure("", dimensionless, Display::number, "");
   const auto timed = figure("", duration, Display::duration, "");
   const auto sized = figure("", data, Display::bytes, "");
+  auto kernel_fields = std::vector<FieldSpec>{
+      text_figure("name", "demangled name"),
+      figure("registers", dimensionless, Display::number, "registers per thread"),
+      figure("block", dimensionless, Display::number, "threads per block"),
+      figure("grid", dimensionless, Display::number, "blocks in the grid"),
+      figure("shared", data, Display::bytes, "shared memory per block, static and dynamic"),
+      figure("local", data, Display::bytes, "local memory per thread"),
+      figure("cluster", dimensionless, Display::number, "blocks per cluster"),
+      figure("occupancy", dimensionless, Display::percent, "theoretical occupancy from the launch footprint"),
+      figure("blocks_per_sm", dimensionless, Display::number, "resident blocks per multiprocessor"),
+      figure("warps_per_sm", dimensionless, Display::number, "resident warps per multiprocessor"),
+      text_figure("limiter", "what bounds occupancy: threads, registers, shared_memory or blocks"),
+      figure("duration", duration, Display::duration, "mean duration of one launch"),
+      figure("launches", dimensionless, Display::number, "launches per traced iteration"),
+      text_figure("launch_api", "the API call that launched it, e.g. cudaLaunchKernel or cuLaunchKernelEx"),
+      text_figure("op", "the innermost framework op around its launch")};
+  for (const auto& m : trace::counter_metrics)
+    kernel_fields.push_back(figure(std::string(m.field), dimensionless, Display::percent,
+                                   fmt::format("{}; Nsight Compute's {}; needs `counters: on`", m.doc, m.nsight)));
   return {
       {"kernels", "kernels per traced iteration", {name_arg, op_arg, api_arg}, {}, counted, kernels},
       {"activities", "kernels, copies and memsets per traced iteration (the PyTorch profiler's \"GPU activities\")",
@@ -474,21 +536,7 @@ std::vector<MetricSpec> build_catalog() {
       {"kernel",
        "the kernel that takes the most device time among those that match; its figures",
        {name_arg, op_arg, api_arg},
-       {text_figure("name", "demangled name"),
-        figure("registers", dimensionless, Display::number, "registers per thread"),
-        figure("block", dimensionless, Display::number, "threads per block"),
-        figure("grid", dimensionless, Display::number, "blocks in the grid"),
-        figure("shared", data, Display::bytes, "shared memory per block, static and dynamic"),
-        figure("local", data, Display::bytes, "local memory per thread"),
-        figure("cluster", dimensionless, Display::number, "blocks per cluster"),
-        figure("occupancy", dimensionless, Display::percent, "theoretical occupancy from the launch footprint"),
-        figure("blocks_per_sm", dimensionless, Display::number, "resident blocks per multiprocessor"),
-        figure("warps_per_sm", dimensionless, Display::number, "resident warps per multiprocessor"),
-        text_figure("limiter", "what bounds occupancy: threads, registers, shared_memory or blocks"),
-        figure("duration", duration, Display::duration, "mean duration of one launch"),
-        figure("launches", dimensionless, Display::number, "launches per traced iteration"),
-        text_figure("launch_api", "the API call that launched it, e.g. cudaLaunchKernel or cuLaunchKernelEx"),
-        text_figure("op", "the innermost framework op around its launch")},
+       kernel_fields,
        {},
        kernel},
       {"copy",

@@ -80,8 +80,8 @@ enum class Status { ok, failed, crashed, timed_out, skipped, interrupted };
 // one clock for the parent and its workers. The steps, in order: "spawned" (the parent, just
 // before fork), "worker" (the child running), then each phase as it starts ("setup", within it
 // "cuda context", "device queries" and "plugin setup"; "first call", "verify", "warm-up",
-// "timing", "tracing", "teardown"), "result" (the child about to send it) and "reaped" (the
-// parent, once the child is gone). A failed experiment's timeline stops where it failed. It shows
+// "timing", "tracing", "counters" where counters are on, "teardown"), "result" (the child about
+// to send it) and "reaped" (the parent, once the child is gone). A failed experiment's timeline stops where it failed. It shows
 // where the time of a run goes: bench/fixed_cost.cpp reads it.
 struct Mark {
   std::string step;

@@ -4,8 +4,11 @@
 #include <fmt/compile.h>
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
 #include <set>
 
+#include "trace/counters.hpp"
 #include "util/atomic_file.hpp"
 
 namespace expr::report {
@@ -244,6 +247,7 @@ class Writer {
                      e.blocks_per_sm, e.warps_per_sm, e.achieved_occupancy_percent, o.blocks_per_sm, o.warps_per_sm, o.fraction * 100,
                      analysis::to_string(o.limiter));
     }
+    counter_args(k);
     if (k.api_call != trace::none) {
       buf_.append(std::string_view(",\"launched by\":\""));
       escaped(buf_, t_.strings[t_.api_calls[static_cast<std::size_t>(k.api_call)].name]);
@@ -252,6 +256,20 @@ class Writer {
     buf_.push_back('}');
     end_span();
     flow(k);
+  }
+
+  // The counters phase's values, named as the PyTorch profiler names them where it has the figure
+  // (it estimates achieved occupancy; these are measured), by their Nsight name otherwise.
+  void counter_args(const trace::Kernel& k) {
+    for (std::size_t i = 0; i < k.counters.size() && i < t_.counters.metrics.size(); ++i) {
+      if (!std::isfinite(k.counters[i])) continue;
+      const auto& nsight = t_.counters.metrics[i];
+      const auto* known = std::find_if(trace::counter_metrics.begin(), trace::counter_metrics.end(),
+                                       [&](const auto& m) { return m.nsight == nsight; });
+      buf_.append(std::string_view(",\""));
+      escaped(buf_, known != trace::counter_metrics.end() ? std::string(known->chrome_arg) : nsight);
+      fmt::format_to(out(), "\":{:.2f}", k.counters[i]);
+    }
   }
 
   void copy(const trace::Copy& c) {

@@ -68,7 +68,10 @@ const std::vector<Figure>& main_figures() {
       {"tflops", "TFLOP/s", {"tflops", {}, ""}, plot::Unit::number, Figure::Noise::throughput, "TFLOP/s: " + throughput + "."},
       {"gbps", "GB/s", {"gbps", {}, ""}, plot::Unit::number, Figure::Noise::throughput, "GB/s: " + throughput + "."},
       {"occupancy", "Occupancy of the main kernel", {"kernel", {}, "occupancy"}, plot::Unit::percent, Figure::Noise::none,
-       "Theoretical occupancy of the kernel with the most device time, from its launch footprint (achieved occupancy is not measured)."},
+       "Theoretical occupancy of the kernel with the most device time, from its launch footprint."},
+      {"achieved_occupancy", "Achieved occupancy of the main kernel", {"kernel", {}, "achieved_occupancy"}, plot::Unit::percent,
+       Figure::Noise::none,
+       "Achieved occupancy of the same kernel, from hardware counters over one iteration (only where the series turned counters on)."},
   };
   return figures;
 }

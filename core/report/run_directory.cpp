@@ -7,10 +7,12 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <fstream>
 
 #include "outcome/measurement_json.hpp"
+#include "trace/counters.hpp"
 #include "util/atomic_file.hpp"
 
 namespace expr::report {
@@ -40,6 +42,24 @@ expect::Judgement judgement_from(const json& j) {
   return out;
 }
 
+// The counters phase: its outcome and cost, and each measured launch's values by metric name (the
+// Nsight Compute names, which bench/counters_vs_ncu.py compares with ncu's).
+json counters_summary(const trace::Trace& t) {
+  const auto& c = t.counters;
+  json kernels = json::array();
+  if (c.state == trace::CounterCollection::State::collected)
+    for (const auto i : trace::kernels_in_launch_order(t, c.iteration)) {
+      const auto& k = t.kernels[i];
+      json values = json::object();
+      for (std::size_t m = 0; m < c.metrics.size() && m < k.counters.size(); ++m)
+        values[c.metrics[m]] = std::isfinite(k.counters[m]) ? json(k.counters[m]) : json();
+      kernels.push_back({{"name", t.strings[k.name]}, {"duration_ns", k.duration()}, {"values", std::move(values)}});
+    }
+  return {{"state", trace::to_string(c.state)}, {"reason", c.reason},          {"metrics", c.metrics},
+          {"iteration", c.iteration},           {"replay_passes", c.passes},   {"ranges", c.ranges},
+          {"wall_ns", c.wall},                  {"kernels", std::move(kernels)}};
+}
+
 json trace_summary(const trace::Trace& t) {
   return {{"iterations", t.iterations.size()},
           {"device_traced", t.collection.device_traced},
@@ -47,7 +67,8 @@ json trace_summary(const trace::Trace& t) {
           {"ops_traced", t.collection.ops_traced},
           {"dropped_records", t.collection.dropped_records},
           {"unattributed_records", t.collection.unattributed},
-          {"records", t.record_count()}};
+          {"records", t.record_count()},
+          {"counters", counters_summary(t)}};
 }
 
 // "file:line:column" as results.json writes a guess's place, back to a position.

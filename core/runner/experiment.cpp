@@ -15,11 +15,13 @@
 #include <vector>
 
 #include "cupti/collector.hpp"
+#include "cupti/range_profiler.hpp"
 #include "device/cuda.hpp"
 #include "runner/context.hpp"
 #include "runner/sampler.hpp"
 #include "runner/worker.hpp"
 #include "trace/clock.hpp"
+#include "trace/counters.hpp"
 #include "trace/trace_file.hpp"
 
 namespace expr::runner {
@@ -67,11 +69,12 @@ class Session {
     m_.params = plan.params.values();
     m_.iterations = plan.iterations;
     m_.device = placement.device;
+    counters_not_taken();
     mark("worker");
   }
 
   outcome::Measurement measure(const std::filesystem::path& trace_file) {
-    return run_phases({
+    std::vector<Phase> phases{
         {"setup", [&] { prepare(); }},
         {"first call", [&] { first_call(); }},
         {"verify", [&] { verify(); }},
@@ -88,8 +91,11 @@ class Session {
            trace(trace_file, plan_.iterations.traced);
            check_setup_rule();
          }},
-        {"teardown", [&] { teardown(); }},
-    });
+    };
+    // Only where it will measure: with counters off the worker's timeline has no such step.
+    if (counters_wanted()) phases.push_back({"counters", [&] { count(trace_file); }});
+    phases.push_back({"teardown", [&] { teardown(); }});
+    return run_phases(phases);
   }
 
   outcome::Measurement trace_cold(const std::filesystem::path& trace_file) {
@@ -303,6 +309,68 @@ class Session {
                              .max = run_ns, .spread = 0, .seconds = run_ns * 1e-9, .converged = true};
     m_.first_call_ns = static_cast<double>(device_done - call.start);
     check_setup_rule();
+  }
+
+  // Why the counters phase will not run, when that is known before it starts (the trace says so).
+  void counters_not_taken() {
+    auto& c = trace_.counters;
+    if (!plan_.counters.on) {
+      c.state = trace::CounterCollection::State::off;
+      c.reason = "counters are off for this experiment (`counters: on` in the series turns them on)";
+    } else if (!cuda_) {
+      c.reason = "the experiment ran on the cpu, and hardware counters need a CUDA device";
+    } else if (plan_.iterations.traced == 0) {
+      c.reason = "no traced iteration to join the counters to (iterations: traced is 0)";
+    } else {
+      // What the trace saved by the tracing phase says until the counters phase replaces it.
+      c.reason = "the counters phase did not finish: the experiment failed or was stopped before or during it";
+    }
+  }
+
+  // The counters phase: one more iteration under CUPTI's range profiler, each kernel replayed for
+  // the metrics, its values joined to the kernels of the last traced iteration. Never during the
+  // timed runs, and never with the Activity API on. A refusal by CUPTI is recorded in the trace as
+  // the reason, and the experiment goes on; a failure of the plugin's run() fails this phase.
+  bool counters_wanted() const { return plan_.counters.on && cuda_ && plan_.iterations.traced > 0; }
+
+  void count(const std::filesystem::path& trace_file) {
+    auto& c = trace_.counters;
+    const auto start = trace::now();
+    const auto last = static_cast<std::int32_t>(trace_.iterations.size()) - 1;
+    const auto unavailable = [&](std::string reason) {
+      c.state = trace::CounterCollection::State::unavailable;
+      c.reason = std::move(reason);
+      for (auto& k : trace_.kernels) k.counters.clear();
+    };
+    if (!trace_.collection.device_traced || last < 0) {
+      unavailable(fmt::format("device tracing was unavailable ({}), so there are no kernel records to join counters to",
+                              trace_.collection.device_unavailable));
+    } else {
+      const auto kernels = trace::kernels_in_launch_order(trace_, last).size();
+      progress("counters", fmt::format("{} metrics over one iteration of {} kernels, kernel replay", plan_.counters.metrics.size(), kernels));
+      try {
+        c.metrics = plan_.counters.metrics;
+        // Room for twice the traced iteration's launches: a join then fails with the real count.
+        cupti::RangeProfiler profiler(placement_.index, c.metrics, 2 * kernels + 16);
+        c.passes = profiler.passes();
+        ctx_.entering("run()");
+        profiler.start();
+        plugin_->run(ctx_);
+        sync();
+        const auto profile = profiler.stop();
+        if (profile.dropped_ranges > 0)
+          unavailable(fmt::format("CUPTI dropped {} of the counters iteration's kernel ranges", profile.dropped_ranges));
+        else if (auto problem = trace::join_counters(trace_, last, profile.ranges); !problem.empty())
+          unavailable(std::move(problem));
+        else
+          c.state = trace::CounterCollection::State::collected;
+      } catch (const cupti::CountersUnavailable& e) {
+        unavailable(e.what());
+      }
+    }
+    c.wall = trace::now() - start;
+    trace::save(trace_, trace_file);  // before anything can fail the phase: the traced iterations are kept
+    check_device("counters");
   }
 
   void check_setup_rule() { m_.setup_warning = setup_rule_finding(trace_, ctx_.seen_in_setup()); }

@@ -1,5 +1,6 @@
 // One experiment, run inside a worker process: setup, a cold first call timed on its own, verify,
-// warm-up, timed iterations with tracing off, traced iterations, teardown. Or, in a second fresh
+// warm-up, timed iterations with tracing off, traced iterations, hardware counters over one more
+// iteration (where the series turns them on), teardown. Or, in a second fresh
 // worker, setup and the cold first call traced (runner/cold_trace.hpp).
 #pragma once
 
@@ -24,7 +25,7 @@ struct Placement {
 
 struct ExperimentEvents {
   // Phase names: setup, first call, verify, warm-up, timing host, timing device, tracing,
-  // cold call, teardown.
+  // counters, cold call, teardown.
   std::function<void(std::string_view phase, std::string_view detail)> progress;
   std::function<void(LogLevel, std::string_view)> log;
 };

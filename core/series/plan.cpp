@@ -136,6 +136,7 @@ Plan plan(const Series& series, loader::PluginCatalog& plugins, const std::vecto
       e.iterations = x->iterations;
       e.timeout = x->timeout;
       e.memory = x->memory;
+      e.counters = x->counters;
       e.plugin = plugin;
       // The identity names the experiment's folder in the run directory.
       if (e.name.find('/') != std::string::npos || e.name.size() > 255)

@@ -25,6 +25,7 @@ struct ExperimentPlan {
   Iterations iterations;
   double timeout = 0;
   std::optional<std::uint64_t> memory;  // bytes; see ExperimentSpec
+  CounterChoice counters;
   std::vector<GuessSpec> guesses;  // the series' own first, then the plugin's
   bool trace_cold_call = false;    // a guess reads cold.*: trace the cold call in a second worker (expect/guesses.hpp sets it)
 };

@@ -15,6 +15,7 @@
 #include <set>
 
 #include "series/axes.hpp"
+#include "trace/counters.hpp"
 #include "util/text.hpp"
 #include "util/units.hpp"
 
@@ -215,6 +216,57 @@ class Reader final : public NodeReader {
     return std::nullopt;
   }
 
+  // on, off, or a list of metrics: the names guesses read (achieved_occupancy, ...) or raw Nsight
+  // Compute names (sm__cycles_active.avg), which CUPTI checks against the device when it runs.
+  std::optional<CounterChoice> counters(const YAML::Node& n) {
+    std::vector<std::string> fields;
+    for (const auto& m : trace::counter_metrics) fields.emplace_back(m.field);
+    CounterChoice c;
+    if (n.IsScalar()) {
+      bool on = false;
+      if (!YAML::convert<bool>::decode(n, on)) {
+        problem(n, fmt::format("counters must be on, off or a list of metrics ({} or Nsight Compute metric names), not '{}'",
+                               util::one_of(fields), util::shortened(n.Scalar())));
+        return std::nullopt;
+      }
+      c.on = on;
+      if (on)
+        for (const auto& m : trace::counter_metrics) c.metrics.emplace_back(m.nsight);
+      return c;
+    }
+    if (!n.IsSequence() || n.size() == 0) {
+      problem(n, "counters must be on, off or a non-empty list of metrics");
+      return std::nullopt;
+    }
+    bool ok = true;
+    for (const auto& e : n) {
+      const auto name = string(e, "a counter metric");
+      if (!name) {
+        ok = false;
+        continue;
+      }
+      std::string nsight;
+      if (const auto* m = trace::counter_metric_by_field(*name)) nsight = m->nsight;
+      else if (trace::is_nsight_metric_name(*name)) nsight = *name;
+      else {
+        problem(e, fmt::format("unknown counter metric '{}'{}; expected {} or an Nsight Compute metric name such as "
+                               "sm__cycles_active.avg (unit__counter.rollup)",
+                               util::shortened(*name), util::did_you_mean(*name, fields), util::one_of(fields)));
+        ok = false;
+        continue;
+      }
+      if (std::find(c.metrics.begin(), c.metrics.end(), nsight) != c.metrics.end()) {
+        problem(e, fmt::format("counter metric '{}' is listed twice", *name));
+        ok = false;
+        continue;
+      }
+      c.metrics.push_back(std::move(nsight));
+    }
+    if (!ok) return std::nullopt;
+    c.on = true;
+    return c;
+  }
+
   std::optional<DeviceChoice> device(const YAML::Node& n) {
     const auto s = string(n, "device");
     if (!s) return std::nullopt;
@@ -342,9 +394,10 @@ std::string read_text(const std::filesystem::path& file) {
   return text;
 }
 const std::vector<std::string> top_keys{"series", "description", "plugin_path", "defaults", "experiments", "max_points", "gates"};
-const std::vector<std::string> default_keys{"device", "params", "iterations", "timeout", "memory", "expect", "axes", "zip", "exclude"};
-const std::vector<std::string> experiment_keys{"name",   "plugin",         "description", "device", "params", "iterations", "timeout",
-                                               "memory", "expect",         "plugin_guesses", "axes", "zip",   "exclude",    "sweep_expect"};
+const std::vector<std::string> default_keys{"device", "params", "iterations", "timeout", "memory", "counters", "expect", "axes", "zip", "exclude"};
+const std::vector<std::string> experiment_keys{"name",   "plugin",   "description", "device",         "params", "iterations",
+                                               "timeout", "memory",  "counters",    "expect",         "plugin_guesses", "axes",
+                                               "zip",     "exclude", "sweep_expect"};
 
 // Checked by hand: a letter, then letters, digits and underscores.
 bool is_identifier(std::string_view s) {
@@ -411,6 +464,7 @@ Series read(const std::filesystem::path& file) {
     if (d["iterations"]) r.iterations(d["iterations"], defaults.iterations);
     if (d["timeout"]) defaults.timeout = r.number(d["timeout"], "timeout", true, 0.001, 86400).value_or(defaults.timeout);
     if (d["memory"]) defaults.memory = r.bytes(d["memory"], "memory");
+    if (d["counters"]) defaults.counters = r.counters(d["counters"]).value_or(defaults.counters);
     check_timeout(d, defaults);
     if (d["expect"]) r.guesses(d["expect"], defaults.guesses);  // checked for every experiment
     r.sweep(d, defaults, true);
@@ -446,6 +500,7 @@ Series read(const std::filesystem::path& file) {
       if (e["iterations"]) r.iterations(e["iterations"], x.iterations);
       if (e["timeout"]) x.timeout = r.number(e["timeout"], "timeout", true, 0.001, 86400).value_or(x.timeout);
       if (e["memory"]) x.memory = r.bytes(e["memory"], "memory");
+      if (e["counters"]) x.counters = r.counters(e["counters"]).value_or(x.counters);
       check_timeout(e, x);
       if (e["plugin_guesses"]) x.plugin_guesses = r.boolean(e["plugin_guesses"], "plugin_guesses").value_or(true);
       if (e["expect"]) r.guesses(e["expect"], x.guesses);

@@ -69,6 +69,13 @@ struct Exclusion {
   std::vector<std::pair<Located<std::string>, std::vector<Located<std::string>>>> conditions;
 };
 
+// `counters:`: the hardware-counter phase (runner/experiment.hpp). Off unless asked for: it
+// replays every kernel of one iteration several times.
+struct CounterChoice {
+  bool on = false;
+  std::vector<std::string> metrics;  // Nsight Compute names; `on` means trace::counter_metrics
+};
+
 struct ExperimentSpec {
   Located<std::string> name;
   Located<std::string> plugin;
@@ -78,6 +85,7 @@ struct ExperimentSpec {
   Iterations iterations;
   double timeout = 0;  // seconds
   std::optional<std::uint64_t> memory;  // bytes of host memory the worker may use (runner/limits.hpp); none: no limit
+  CounterChoice counters;
   std::vector<GuessSpec> guesses;
   bool plugin_guesses = true;  // also check the guesses the plugin states
   std::vector<AxisSpec> axes;                              // defaults first, then the experiment's own

@@ -29,6 +29,18 @@ CopyKind copy_kind_from(std::string_view name) {
   return CopyKind::unknown;
 }
 
+namespace {
+constexpr std::array<std::string_view, 4> counter_state_names{"not_taken", "off", "unavailable", "collected"};
+}
+
+std::string_view to_string(CounterCollection::State state) { return counter_state_names[static_cast<std::size_t>(state)]; }
+
+std::optional<CounterCollection::State> counter_state_from(std::string_view name) {
+  for (std::size_t i = 0; i < counter_state_names.size(); ++i)
+    if (counter_state_names[i] == name) return static_cast<CounterCollection::State>(i);
+  return std::nullopt;
+}
+
 const DeviceProperties* Trace::device(std::uint32_t id) const {
   for (const auto& d : devices)
     if (d.id == id) return &d;

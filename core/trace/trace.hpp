@@ -7,6 +7,8 @@
 #pragma once
 
 #include <array>
+#include <functional>
+#include <optional>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -98,6 +100,9 @@ struct DeviceSpan {
 struct Kernel : DeviceSpan {
   StringId mangled = 0;
   Footprint footprint;
+  // Hardware counters of this launch, parallel to Trace::counters.metrics; empty for a launch the
+  // counters phase did not measure (only the kernels of one traced iteration are measured).
+  std::vector<double> counters;
 };
 
 enum class CopyKind : std::uint8_t { unknown, HtoD, DtoH, HtoA, AtoH, AtoA, AtoD, DtoA, DtoD, HtoH, PtoP };
@@ -165,6 +170,23 @@ struct Distributed {
   int rank = 0;
   int world_size = 1;
 };
+// The counters phase (runner/experiment.hpp): hardware counters of every kernel launch of one
+// iteration, taken by CUPTI's range profiler after the traced iterations and joined to the kernels
+// of the last traced one (trace/counters.hpp).
+struct CounterCollection {
+  // not_taken: the phase did not run (a trace recorded before it existed, a cpu run, no traced
+  // iteration); off: the series turned counters off; unavailable: CUPTI refused or failed.
+  enum class State : std::uint8_t { not_taken, off, unavailable, collected };
+  State state = State::not_taken;
+  std::string reason;                // why not, when not_taken or unavailable
+  std::vector<std::string> metrics;  // Nsight Compute metric names, in the order of Kernel::counters
+  std::int32_t iteration = none;     // the traced iteration whose kernels carry the values
+  std::uint32_t passes = 0;          // replay passes per kernel the metrics needed
+  std::uint32_t ranges = 0;          // kernel launches the profiler measured
+  Ns wall = 0;                       // the phase's wall time: set-up, the replayed iteration, decoding
+};
+std::string_view to_string(CounterCollection::State state);
+std::optional<CounterCollection::State> counter_state_from(std::string_view name);
 
 struct Trace {
   Strings strings;
@@ -177,6 +199,7 @@ struct Trace {
   std::vector<Synchronization> syncs;
   std::vector<DeviceProperties> devices;
   Collection collection;
+  CounterCollection counters;
   std::uint32_t process = 0;  // pid of the worker that recorded it
   Ns unix_offset = 0;  // added to the trace's clock, Unix time in ns; 0 when the trace did not record it
   std::optional<Distributed> distributed;

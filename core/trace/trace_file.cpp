@@ -253,6 +253,50 @@ void check_references(const Trace& t) {
   for (std::size_t i = 0; i < t.syncs.size(); ++i) name("syncs", i, t.syncs[i].name);
 }
 
+// The counters phase's outcome, and each measured kernel's values as [kernel row, value...].
+json counters_json(const Trace& t) {
+  const auto& c = t.counters;
+  json values = json::array();
+  for (std::size_t i = 0; i < t.kernels.size(); ++i) {
+    if (t.kernels[i].counters.empty()) continue;
+    json row{i};
+    for (const double v : t.kernels[i].counters) row.push_back(v);
+    values.push_back(std::move(row));
+  }
+  return {{"state", to_string(c.state)}, {"reason", c.reason},   {"metrics", c.metrics}, {"iteration", c.iteration},
+          {"passes", c.passes},          {"ranges", c.ranges},   {"wall_ns", c.wall},    {"values", std::move(values)}};
+}
+
+void read_counters(const json& j, Trace& t) {
+  auto& c = t.counters;
+  const auto state = counter_state_from(j.at("state").get<std::string>());
+  if (!state) throw std::runtime_error(fmt::format("counters: unknown state {}", j.at("state").dump()));
+  c.state = *state;
+  c.reason = j.at("reason");
+  c.metrics = j.at("metrics").get<std::vector<std::string>>();
+  c.iteration = whole<std::int32_t>(j.at("iteration"), "counters iteration");
+  c.passes = whole<std::uint32_t>(j.at("passes"), "counters passes");
+  c.ranges = whole<std::uint32_t>(j.at("ranges"), "counters ranges");
+  c.wall = whole<Ns>(j.at("wall_ns"), "counters wall_ns");
+  if (c.iteration != none && (c.iteration < 0 || static_cast<std::size_t>(c.iteration) >= t.iterations.size()))
+    throw std::runtime_error(fmt::format("counters: iteration {} does not exist", c.iteration));
+  for (const auto& row : j.at("values")) {
+    const auto kernel = whole<std::size_t>(row.at(0), "counters kernel");
+    if (kernel >= t.kernels.size()) throw std::runtime_error(fmt::format("counters: kernel row {} does not exist", kernel + 1));
+    if (row.size() != c.metrics.size() + 1)
+      throw std::runtime_error(fmt::format("counters: kernel row {} holds {} values for {} metrics", kernel + 1, row.size() - 1,
+                                           c.metrics.size()));
+    auto& values = t.kernels[kernel].counters;
+    values.clear();
+    // null: a value CUPTI could not evaluate (JSON has no NaN).
+    for (std::size_t i = 1; i < row.size(); ++i) {
+      if (row[i].is_null()) values.push_back(std::numeric_limits<double>::quiet_NaN());
+      else if (row[i].is_number()) values.push_back(row[i].get<double>());
+      else throw std::runtime_error(fmt::format("counters: kernel row {}: {} is not a number", kernel + 1, row[i].dump()));
+    }
+  }
+}
+
 }  // namespace
 
 void save(const Trace& trace, const std::filesystem::path& file) {
@@ -271,6 +315,7 @@ void save(const Trace& trace, const std::filesystem::path& file) {
   if (trace.unix_offset != 0) head["unix_offset_ns"] = trace.unix_offset;
   if (trace.distributed) head["distributed"] = {{"rank", trace.distributed->rank}, {"world_size", trace.distributed->world_size}};
   for (const auto& d : trace.devices) head["devices"].push_back(device_json(d));
+  head["counters"] = counters_json(trace);
   for (const auto& it : trace.iterations) head["iterations"].push_back({it.range, it.start - epoch, it.end - epoch});
 
   fmt::memory_buffer out;
@@ -317,6 +362,8 @@ Trace load(const std::filesystem::path& file) {
     read_table(doc, "copies", t.copies, epoch);
     read_table(doc, "memsets", t.memsets, epoch);
     read_table(doc, "syncs", t.syncs, epoch);
+    // Traces recorded before the counters phase existed have none: State::not_taken.
+    if (doc.contains("counters")) read_counters(doc.at("counters"), t);
     check_references(t);
   } catch (const nlohmann::json::exception& e) {
     throw std::runtime_error(fmt::format("{}: malformed trace file: {}", file.string(), e.what()));

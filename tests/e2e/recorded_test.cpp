@@ -1,9 +1,10 @@
 // The analysis path on real H200 data (tests/data): replaying the recorded runs reaches the
-// verdicts the GPU run reached, and the Chrome export shows kernels with their launch footprint
+// verdicts the GPU run reached (guesses the recording cannot judge say why), and the Chrome export shows kernels with their launch footprint
 // and flows from the launching API calls.
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <utility>
 
 #include "harness.hpp"
 
@@ -67,6 +68,29 @@ experiments:
 
 }  // namespace
 
+TEST_CASE("replaying the H200 series 3 run with hardware counters reaches its verdicts, the counters joined to their kernels") {
+  const auto [recorded, replayed] = replay("series3_counters", "series3-counters-h200");
+  same_verdicts(recorded, replayed, true);
+  const auto verdict = [&](const char* name, const char* check) {
+    return e2e::guess(experiment(replayed, name), check).at("verdict").get<std::string>();
+  };
+  // Flash's 12.5% theoretical occupancy is what the warps achieve, and its SMs are busy far beyond
+  // it while its scores never reach DRAM; cuDNN's kernel achieves less than its launch allows.
+  CHECK(verdict("sdpa_flash", "kernel(\"flash_fwd\").achieved_occupancy ~ kernel(\"flash_fwd\").occupancy ± 3%") == "confirmed");
+  CHECK(verdict("sdpa_flash", "kernel(\"flash_fwd\").sm_throughput > 2 * kernel(\"flash_fwd\").achieved_occupancy") == "confirmed");
+  CHECK(verdict("sdpa_flash", "kernel(\"flash_fwd\").dram_throughput < 20%") == "confirmed");
+  CHECK(verdict("sdpa_efficient", "kernel(\"fmha\").achieved_occupancy ~ kernel(\"fmha\").occupancy ± 3%") == "confirmed");
+  CHECK(verdict("sdpa_cudnn", "kernel.achieved_occupancy ~ kernel.occupancy ± 3%") == "contradicted");
+  CHECK(verdict("sdpa_cudnn", "kernel.sm_throughput > 2 * kernel.achieved_occupancy") == "confirmed");
+  // The values travel with the replayed trace: results.json lists them per kernel.
+  const auto& counters = experiment(replayed, "sdpa_cudnn").at("trace").at("counters");
+  CHECK(counters.at("state") == "collected");
+  CHECK(counters.at("replay_passes") == 11);
+  REQUIRE(counters.at("kernels").size() == 1);
+  CHECK(counters.at("kernels")[0].at("values").at("sm__warps_active.avg.pct_of_peak_sustained_active").get<double>() ==
+        doctest::Approx(14.33).epsilon(0.01));
+}
+
 TEST_CASE("replaying the H200 series 3 run with experiments/series3.yaml reaches the GPU run's verdicts") {
   const auto [recorded, replayed] = replay("series3", "series3-h200", EXPR_SOURCE_DIR "/experiments/series3.yaml");
   same_verdicts(recorded, replayed);
@@ -84,6 +108,16 @@ TEST_CASE("replaying the H200 series 3 run with experiments/series3.yaml reaches
   // cuDNN's plan search, from the cold call's own trace: a long host call with little device work.
   CHECK(verdict("sdpa_cudnn", "first_call > 100 * host_time") == "confirmed");
   CHECK(verdict("sdpa_cudnn", "cold.busy_time < cold.host_time / 10") == "confirmed");
+  // The hardware-counter guesses: this recording predates the counters phase, so each says so
+  // instead of judging (on the GPU they are judged; scripts/on-gpu counters).
+  for (const auto& [name, check] : {std::pair{"sdpa_flash", "kernel(\"flash_fwd\").dram_throughput < 20%"},
+                                    std::pair{"sdpa_efficient", "kernel(\"fmha\").achieved_occupancy ~ kernel(\"fmha\").occupancy ± 3%"},
+                                    std::pair{"sdpa_cudnn", "kernel.sm_throughput > 2 * kernel.achieved_occupancy"}}) {
+    const auto& judged = e2e::guess(experiment(replayed, name), check);
+    CHECK(judged.at("verdict") == "not evaluable");
+    CHECK(judged.at("reason").get<std::string>().find("none were taken: the trace was recorded before expr had a counters phase") !=
+          std::string::npos);
+  }
   // A run that took no cold trace says so instead of judging.
   const auto [probe_recorded, probe] = replay("probe_cold", "cuda-probe-h200", write_series_reading_cold());
   CHECK(e2e::guess(experiment(probe, "probe"), "cold.kernels > 0").at("reason") ==

@@ -1,0 +1,301 @@
+// RangeProfiler: CUPTI's profiler host API builds the configuration for the metrics on the host,
+// the range profiler collects them on the device, the host API evaluates each range's values.
+#include "cupti/range_profiler.hpp"
+
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+#include <cupti.h>
+#include <cupti_profiler_host.h>
+#include <cupti_range_profiler.h>
+#include <cupti_target.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <cmath>
+#include <utility>
+
+#include "cupti/warn.hpp"
+
+namespace expr::cupti {
+
+namespace {
+
+// CUPTI's parameter structs zeroed, with the size of the version this code was built against.
+template <class Params>
+Params params(std::size_t struct_size) {
+  Params p{};
+  p.structSize = struct_size;
+  return p;
+}
+
+std::string describe(CUptiResult result) {
+  const char* name = nullptr;
+  const char* message = nullptr;
+  if (cuptiGetResultString(result, &name) != CUPTI_SUCCESS || !name) name = "unknown CUPTI result";
+  if (cuptiGetErrorMessage(result, &message) != CUPTI_SUCCESS || !message) message = "";
+  return *message ? fmt::format("{} ({})", name, message) : std::string(name);
+}
+
+// Logs the call and its result; a failure throws CountersUnavailable naming both.
+void call(const char* function, CUptiResult result) {
+  warn("counters: {}: {}", function, describe(result));
+  if (result != CUPTI_SUCCESS) throw CountersUnavailable(fmt::format("{} failed: {}", function, describe(result)));
+}
+
+// The same for a call made while letting go, which must not throw.
+void call_quietly(const char* function, CUptiResult result) noexcept { warn("counters: {}: {}", function, describe(result)); }
+
+const char* support(CUpti_Profiler_Support_Level level) {
+  switch (level) {
+    case CUPTI_PROFILER_CONFIGURATION_SUPPORTED: return "supported";
+    case CUPTI_PROFILER_CONFIGURATION_DISABLED: return "disabled";
+    case CUPTI_PROFILER_CONFIGURATION_UNSUPPORTED: return "unsupported";
+    default: return "unknown";
+  }
+}
+
+// Why the device cannot be profiled, when it cannot: which of CUPTI's conditions fails.
+void require_supported_device(int device) {
+  auto p = params<CUpti_Profiler_DeviceSupported_Params>(CUpti_Profiler_DeviceSupported_Params_STRUCT_SIZE);
+  p.cuDevice = device;
+  p.api = CUPTI_PROFILER_RANGE_PROFILING;
+  call("cuptiProfilerDeviceSupported", cuptiProfilerDeviceSupported(&p));
+  const auto summary = fmt::format("architecture {}, SLI {}, vGPU {}, confidential compute {}, CMP {}, WSL {}", support(p.architecture),
+                                   support(p.sli), support(p.vGpu), support(p.confidentialCompute), support(p.cmp), support(p.wsl));
+  warn("counters: device {}: {}", device, summary);
+  if (p.isSupported != CUPTI_PROFILER_CONFIGURATION_SUPPORTED)
+    throw CountersUnavailable(fmt::format("CUPTI cannot profile device {}: {}", device, summary));
+}
+
+// The current context, through the runtime's driver entry point: expr does not link libcuda, which
+// machines without a driver lack.
+CUcontext current_context() {
+  using GetCurrent = CUresult (*)(CUcontext*);
+  void* function = nullptr;
+  cudaDriverEntryPointQueryResult found{};
+  if (cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &function, 12000, cudaEnableDefault, &found) != cudaSuccess || !function ||
+      found != cudaDriverEntryPointSuccess)
+    throw CountersUnavailable("the CUDA driver does not provide cuCtxGetCurrent");
+  CUcontext context = nullptr;
+  if (reinterpret_cast<GetCurrent>(function)(&context) != CUDA_SUCCESS || !context)
+    throw CountersUnavailable("no current CUDA context to profile");
+  return context;
+}
+
+std::vector<const char*> pointers(const std::vector<std::string>& names) {
+  std::vector<const char*> out;
+  for (const auto& n : names) out.push_back(n.c_str());
+  return out;
+}
+
+}  // namespace
+
+struct RangeProfiler::Session {
+  bool profiler_initialized = false;
+  CUpti_Profiler_Host_Object* host = nullptr;
+  CUpti_RangeProfiler_Object* profiler = nullptr;
+  std::vector<std::uint8_t> config;
+  std::vector<std::uint8_t> counter_data;
+  bool started = false;
+
+  ~Session() {
+    if (started) {
+      auto p = params<CUpti_RangeProfiler_Stop_Params>(CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE);
+      p.pRangeProfilerObject = profiler;
+      call_quietly("cuptiRangeProfilerStop", cuptiRangeProfilerStop(&p));
+    }
+    if (profiler) {
+      auto p = params<CUpti_RangeProfiler_Disable_Params>(CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE);
+      p.pRangeProfilerObject = profiler;
+      call_quietly("cuptiRangeProfilerDisable", cuptiRangeProfilerDisable(&p));
+    }
+    if (host) {
+      auto p = params<CUpti_Profiler_Host_Deinitialize_Params>(CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE);
+      p.pHostObject = host;
+      call_quietly("cuptiProfilerHostDeinitialize", cuptiProfilerHostDeinitialize(&p));
+    }
+    if (profiler_initialized) {
+      auto p = params<CUpti_Profiler_DeInitialize_Params>(CUpti_Profiler_DeInitialize_Params_STRUCT_SIZE);
+      call_quietly("cuptiProfilerDeInitialize", cuptiProfilerDeInitialize(&p));
+    }
+  }
+};
+
+RangeProfiler::RangeProfiler(int device, std::vector<std::string> metrics, std::size_t max_ranges)
+    : session_(std::make_unique<Session>()), metrics_(std::move(metrics)) {
+  auto& s = *session_;
+  const auto names = pointers(metrics_);
+  {
+    auto p = params<CUpti_Profiler_Initialize_Params>(CUpti_Profiler_Initialize_Params_STRUCT_SIZE);
+    call("cuptiProfilerInitialize", cuptiProfilerInitialize(&p));
+    s.profiler_initialized = true;
+  }
+  require_supported_device(device);
+  const auto context = current_context();
+
+  auto chip = params<CUpti_Device_GetChipName_Params>(CUpti_Device_GetChipName_Params_STRUCT_SIZE);
+  chip.deviceIndex = static_cast<std::size_t>(device);
+  call("cuptiDeviceGetChipName", cuptiDeviceGetChipName(&chip));
+  warn("counters: chip {}, metrics {}", chip.pChipName, fmt::join(metrics_, ", "));
+
+  // Which counters this device and driver expose to this process.
+  std::vector<std::uint8_t> availability;
+  {
+    auto p = params<CUpti_Profiler_GetCounterAvailability_Params>(CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE);
+    p.ctx = context;
+    call("cuptiProfilerGetCounterAvailability (size)", cuptiProfilerGetCounterAvailability(&p));
+    availability.resize(p.counterAvailabilityImageSize);
+    p.pCounterAvailabilityImage = availability.data();
+    call("cuptiProfilerGetCounterAvailability", cuptiProfilerGetCounterAvailability(&p));
+  }
+  {
+    auto p = params<CUpti_Profiler_Host_Initialize_Params>(CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE);
+    p.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
+    p.pChipName = chip.pChipName;
+    p.pCounterAvailabilityImage = availability.data();
+    call("cuptiProfilerHostInitialize", cuptiProfilerHostInitialize(&p));
+    s.host = p.pHostObject;
+  }
+  // One metric at a time, so a name the device does not have is named in the error.
+  for (const auto* name : names) {
+    auto p = params<CUpti_Profiler_Host_ConfigAddMetrics_Params>(CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE);
+    p.pHostObject = s.host;
+    p.ppMetricNames = &name;
+    p.numMetrics = 1;
+    try {
+      call("cuptiProfilerHostConfigAddMetrics", cuptiProfilerHostConfigAddMetrics(&p));
+    } catch (const CountersUnavailable& e) {
+      throw CountersUnavailable(fmt::format("metric {} is not available on {}: {}", name, chip.pChipName, e.what()));
+    }
+  }
+  {
+    auto p = params<CUpti_Profiler_Host_GetConfigImageSize_Params>(CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE);
+    p.pHostObject = s.host;
+    call("cuptiProfilerHostGetConfigImageSize", cuptiProfilerHostGetConfigImageSize(&p));
+    s.config.resize(p.configImageSize);
+  }
+  {
+    auto p = params<CUpti_Profiler_Host_GetConfigImage_Params>(CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE);
+    p.pHostObject = s.host;
+    p.configImageSize = s.config.size();
+    p.pConfigImage = s.config.data();
+    call("cuptiProfilerHostGetConfigImage", cuptiProfilerHostGetConfigImage(&p));
+  }
+  {
+    auto p = params<CUpti_Profiler_Host_GetNumOfPasses_Params>(CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE);
+    p.configImageSize = s.config.size();
+    p.pConfigImage = s.config.data();
+    call("cuptiProfilerHostGetNumOfPasses", cuptiProfilerHostGetNumOfPasses(&p));
+    passes_ = static_cast<std::uint32_t>(p.numOfPasses);
+    warn("counters: {} replay passes per kernel", passes_);
+  }
+  {
+    auto p = params<CUpti_RangeProfiler_Enable_Params>(CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE);
+    p.ctx = context;
+    call("cuptiRangeProfilerEnable", cuptiRangeProfilerEnable(&p));
+    s.profiler = p.pRangeProfilerObject;
+  }
+  {
+    auto p = params<CUpti_RangeProfiler_GetCounterDataSize_Params>(CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE);
+    p.pRangeProfilerObject = s.profiler;
+    p.pMetricNames = const_cast<const char**>(names.data());
+    p.numMetrics = names.size();
+    p.maxNumOfRanges = max_ranges;
+    p.maxNumRangeTreeNodes = static_cast<std::uint32_t>(max_ranges);
+    call("cuptiRangeProfilerGetCounterDataSize", cuptiRangeProfilerGetCounterDataSize(&p));
+    s.counter_data.resize(p.counterDataSize);
+  }
+  {
+    auto p = params<CUpti_RangeProfiler_CounterDataImage_Initialize_Params>(CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE);
+    p.pRangeProfilerObject = s.profiler;
+    p.counterDataSize = s.counter_data.size();
+    p.pCounterData = s.counter_data.data();
+    call("cuptiRangeProfilerCounterDataImageInitialize", cuptiRangeProfilerCounterDataImageInitialize(&p));
+  }
+  {
+    auto p = params<CUpti_RangeProfiler_SetConfig_Params>(CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE);
+    p.pRangeProfilerObject = s.profiler;
+    p.configSize = s.config.size();
+    p.pConfig = s.config.data();
+    p.counterDataImageSize = s.counter_data.size();
+    p.pCounterDataImage = s.counter_data.data();
+    p.range = CUPTI_AutoRange;
+    p.replayMode = CUPTI_KernelReplay;
+    p.maxRangesPerPass = max_ranges;
+    p.numNestingLevels = 1;
+    p.minNestingLevel = 1;
+    p.passIndex = 0;
+    p.targetNestingLevel = 1;
+    call("cuptiRangeProfilerSetConfig", cuptiRangeProfilerSetConfig(&p));
+  }
+}
+
+RangeProfiler::~RangeProfiler() = default;
+
+void RangeProfiler::start() {
+  auto p = params<CUpti_RangeProfiler_Start_Params>(CUpti_RangeProfiler_Start_Params_STRUCT_SIZE);
+  p.pRangeProfilerObject = session_->profiler;
+  call("cuptiRangeProfilerStart", cuptiRangeProfilerStart(&p));
+  session_->started = true;
+}
+
+CounterProfile RangeProfiler::stop() {
+  auto& s = *session_;
+  CounterProfile out;
+  out.passes = passes_;
+  {
+    auto p = params<CUpti_RangeProfiler_Stop_Params>(CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE);
+    p.pRangeProfilerObject = s.profiler;
+    s.started = false;
+    call("cuptiRangeProfilerStop", cuptiRangeProfilerStop(&p));
+    warn("counters: all passes submitted: {}", p.isAllPassSubmitted ? "yes" : "no");
+    // Kernel replay runs every pass inside each launch; anything left means the ranges are partial.
+    if (!p.isAllPassSubmitted) throw CountersUnavailable("cuptiRangeProfilerStop: not every replay pass was submitted");
+  }
+  {
+    auto p = params<CUpti_RangeProfiler_DecodeData_Params>(CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE);
+    p.pRangeProfilerObject = s.profiler;
+    call("cuptiRangeProfilerDecodeData", cuptiRangeProfilerDecodeData(&p));
+    out.dropped_ranges = p.numOfRangeDropped;
+    if (p.numOfRangeDropped) warn("counters: {} ranges dropped", p.numOfRangeDropped);
+  }
+  std::size_t ranges = 0;
+  {
+    auto p = params<CUpti_RangeProfiler_GetCounterDataInfo_Params>(CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE);
+    p.pCounterDataImage = s.counter_data.data();
+    p.counterDataImageSize = s.counter_data.size();
+    call("cuptiRangeProfilerGetCounterDataInfo", cuptiRangeProfilerGetCounterDataInfo(&p));
+    ranges = p.numTotalRanges;
+    warn("counters: {} ranges decoded", ranges);
+  }
+  auto names = pointers(metrics_);
+  for (std::size_t i = 0; i < ranges; ++i) {
+    trace::CounterRange range;
+    {
+      auto p = params<CUpti_RangeProfiler_CounterData_GetRangeInfo_Params>(CUpti_RangeProfiler_CounterData_GetRangeInfo_Params_STRUCT_SIZE);
+      p.pCounterDataImage = s.counter_data.data();
+      p.counterDataImageSize = s.counter_data.size();
+      p.rangeIndex = i;
+      p.rangeDelimiter = "/";
+      const auto result = cuptiRangeProfilerCounterDataGetRangeInfo(&p);
+      if (result != CUPTI_SUCCESS || i == 0) call("cuptiRangeProfilerCounterDataGetRangeInfo", result);  // logged once, or on failure
+      range.name = p.rangeName ? p.rangeName : "";
+    }
+    range.values.assign(names.size(), std::nan(""));
+    auto p = params<CUpti_Profiler_Host_EvaluateToGpuValues_Params>(CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE);
+    p.pHostObject = s.host;
+    p.pCounterDataImage = s.counter_data.data();
+    p.counterDataImageSize = s.counter_data.size();
+    p.rangeIndex = i;
+    p.ppMetricNames = names.data();
+    p.numMetrics = names.size();
+    p.pMetricValues = range.values.data();
+    const auto result = cuptiProfilerHostEvaluateToGpuValues(&p);
+    if (result != CUPTI_SUCCESS || i == 0) call("cuptiProfilerHostEvaluateToGpuValues", result);
+    if (i == 0) warn("counters: range '{}': {}", range.name, fmt::join(range.values, ", "));
+    out.ranges.push_back(std::move(range));
+  }
+  return out;
+}
+
+}  // namespace expr::cupti

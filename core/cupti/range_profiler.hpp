@@ -1,0 +1,61 @@
+// The thin layer over CUPTI's range profiler and profiler host APIs (CUDA 12.6+), and the only code
+// that drives them: hardware counters of every kernel launched between start() and stop(), one
+// range per launch (auto ranges), each kernel replayed by CUPTI as many times as the metrics need
+// (kernel replay: CUPTI saves and restores the memory the kernel writes between passes). What the
+// ranges mean is trace::join_counters' business (trace/counters.hpp).
+//
+// Every CUPTI call is written to the worker's log with its result (of the calls made per range,
+// those for the first range and any that fail), so a failure on a GPU machine can be read from the
+// log alone. A failed call throws CountersUnavailable with the call, CUPTI's
+// error name and its message (insufficient privileges, another profiler attached, an unsupported
+// device, a metric the device does not have).
+//
+// Not to be combined with the Activity API collector (cupti/collector.hpp): the runner ends tracing
+// before it starts the counters.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "trace/counters.hpp"
+
+namespace expr::cupti {
+
+struct CountersUnavailable : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct CounterProfile {
+  std::vector<trace::CounterRange> ranges;  // in launch order
+  std::uint32_t passes = 0;                 // replay passes per kernel
+  std::size_t dropped_ranges = 0;           // launches beyond max_ranges, not measured
+};
+
+class RangeProfiler final {
+ public:
+  // Sets the profiler up on the current CUDA context of `device` (a runtime device index) for
+  // `metrics` (Nsight Compute names) and up to `max_ranges` kernel launches. Throws
+  // CountersUnavailable when CUPTI refuses.
+  RangeProfiler(int device, std::vector<std::string> metrics, std::size_t max_ranges);
+  ~RangeProfiler();  // disables the profiler and lets CUPTI go; never throws
+  RangeProfiler(const RangeProfiler&) = delete;
+  RangeProfiler& operator=(const RangeProfiler&) = delete;
+
+  std::uint32_t passes() const { return passes_; }
+  void start();
+  // Stops profiling (the device must be done with the profiled work: the caller synchronizes) and
+  // decodes every range's values.
+  CounterProfile stop();
+
+ private:
+  struct Session;  // CUPTI's objects and images (range_profiler.cpp)
+  std::unique_ptr<Session> session_;
+  std::vector<std::string> metrics_;
+  std::uint32_t passes_ = 0;
+};
+
+}  // namespace expr::cupti
