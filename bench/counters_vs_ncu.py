@@ -1,12 +1,14 @@
 """expr's hardware counters against Nsight Compute's, kernel by kernel, on the same machine.
 
-    python3 bench/counters_vs_ncu.py compare RUN_DIR OUT_DIR [--experiments sdpa_flash,sdpa_efficient,sdpa_cudnn]
+    python3 bench/counters_vs_ncu.py compare RUN_DIR OUT_DIR [--experiments sdpa_flash,sdpa_efficient,sdpa_cudnn] [--cache-control none|all]
         for each experiment of an `expr run` with `counters: on`: runs the experiment's forward
         (built as bench/series3_torch.py builds it, from RUN_DIR/results.json) under `ncu --metrics`
         with the same metric names expr collected, and writes OUT_DIR/counters_vs_ncu.md and .json:
         expr's value and ncu's per kernel and metric, their difference, and whether it is within
         10% relative or 2 percentage points, whichever is larger. Exit status 0 when every
         comparison passes, 1 when one does not, 2 when a side could not be measured at all.
+        `--cache-control all` lets ncu flush every cache before each pass (its default) instead of
+        matching expr, to see which figures depend on what the caches hold.
     python3 bench/counters_vs_ncu.py cost ON_RUN_DIR OFF_RUN_DIR OFF_AGAIN_RUN_DIR
         the counters phase's cost per experiment (wall time, replay passes, kernels) and the timed
         figures with counters on against off: the difference of the medians, next to the noise
@@ -108,11 +110,11 @@ def parse_ncu_csv(text, metrics):
     return kernels, None
 
 
-def run_ncu(ncu, experiment, metrics, out_dir):
+def run_ncu(ncu, experiment, metrics, out_dir, cache_control):
     spec = os.path.join(out_dir, f"{experiment['name']}.experiment.json")
     with open(spec, "w") as f:
         json.dump(experiment, f)
-    command = [ncu, "--metrics", ",".join(metrics), "--clock-control", "none", "--cache-control", "none", "--replay-mode", "kernel",
+    command = [ncu, "--metrics", ",".join(metrics), "--clock-control", "none", "--cache-control", cache_control, "--replay-mode", "kernel",
                "--nvtx", "--nvtx-include", f"{NVTX_RANGE}/", "--target-processes", "all", "--csv", "--page", "raw",
                sys.executable, os.path.abspath(__file__), "forward", spec]
     print("   $", " ".join(command), flush=True)
@@ -131,7 +133,7 @@ def run_ncu(ncu, experiment, metrics, out_dir):
     return kernels, None
 
 
-def compare(run_dir, out_dir, names):
+def compare(run_dir, out_dir, names, cache_control):
     os.makedirs(out_dir, exist_ok=True)
     with open(os.path.join(run_dir, "results.json")) as f:
         results = json.load(f)
@@ -156,7 +158,7 @@ def compare(run_dir, out_dir, names):
             problems.append(f"{name}: no ncu to compare with")
             continue
         metrics = counters["metrics"]
-        theirs, problem = run_ncu(ncu, experiment, metrics, out_dir)
+        theirs, problem = run_ncu(ncu, experiment, metrics, out_dir, cache_control)
         if problem:
             problems.append(f"{name}: {problem}")
             continue
@@ -172,7 +174,7 @@ def compare(run_dir, out_dir, names):
                 rows.append({"experiment": name, "kernel": mine["name"], "ncu_kernel": other["name"], "metric": m, "expr": a, "ncu": b,
                              "difference_pp": None if a is None or b is None else a - b,
                              "relative": None if a is None or b is None or b == 0 else (a - b) / b, "pass": ok})
-    write_table(out_dir, rows, problems)
+    write_table(out_dir, rows, problems, cache_control)
     if problems:
         return 2
     return 0 if rows and all(r["pass"] for r in rows) else 1
@@ -213,10 +215,10 @@ def short(name, width=48):
     return name if len(name) <= width else name[:width - 1] + "…"
 
 
-def write_table(out_dir, rows, problems):
+def write_table(out_dir, rows, problems, cache_control):
     number = lambda v, fmt: "—" if v is None else fmt.format(v)
     lines = [f"Within {RELATIVE:.0%} relative or {ABSOLUTE_PP:g} percentage points, whichever is larger "
-             "(ncu --clock-control none --cache-control none --replay-mode kernel).", "",
+             f"(ncu --clock-control none --cache-control {cache_control} --replay-mode kernel).", "",
              "| experiment | kernel | metric | expr % | ncu % | difference (pp) | relative | pass |", "|---|---|---|---|---|---|---|---|"]
     for r in rows:
         lines.append(f"| {r['experiment']} | {short(r['kernel'])} | {r['metric']} | {number(r['expr'], '{:.2f}')} | {number(r['ncu'], '{:.2f}')} | "
@@ -239,13 +241,18 @@ def main():
         forward(args[1])
         return 0
     if len(args) >= 3 and args[0] == "compare":
-        names = DEFAULT_EXPERIMENTS
-        if len(args) == 5 and args[3] == "--experiments":
-            names = args[4].split(",")
-        elif len(args) != 3:
+        names, cache_control = DEFAULT_EXPERIMENTS, "none"
+        options = args[3:]
+        while len(options) >= 2 and options[0] in ("--experiments", "--cache-control"):
+            if options[0] == "--experiments":
+                names = options[1].split(",")
+            else:
+                cache_control = options[1]
+            options = options[2:]
+        if options or cache_control not in ("none", "all"):
             print(__doc__, file=sys.stderr)
             return 2
-        return compare(args[1], args[2], names)
+        return compare(args[1], args[2], names, cache_control)
     print(__doc__, file=sys.stderr)
     return 2
 
