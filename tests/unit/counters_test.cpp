@@ -44,7 +44,7 @@ trace::Trace two_iterations() {
     second.name = b, second.mangled = mangled_b, second.correlation = correlation++, second.start = base + 300, second.end = base + 400;
     third.name = a, third.mangled = mangled_a, third.correlation = correlation++, third.start = base + 200, third.end = base + 290;
     for (auto* k : {&first, &third, &second}) {  // stored by start time
-      t.api_calls.push_back({launch, trace::Api::runtime, 1, k->start - 5, k->start - 2, k->correlation});
+      t.api_calls.push_back({launch, trace::Api::runtime, 0, 1, k->start - 5, k->start - 2, k->correlation});
       t.kernels.push_back(*k);
     }
   }
@@ -259,7 +259,7 @@ TEST_CASE("the Chrome trace's kernel args carry the counters of measured launche
   REQUIRE(trace::join_counters(t, 1, ranges(3)) == "");
   t.counters.state = trace::CounterCollection::State::collected;
   fmt::memory_buffer out;
-  report::render_chrome_trace(t, std::vector<std::optional<analysis::Occupancy>>(t.kernels.size()), "x", out);
+  report::render_chrome_trace(t, std::vector<std::optional<analysis::KernelOccupancy>>(t.kernels.size()), {"x", "run/x"}, out);
   const auto chrome = nlohmann::json::parse(std::string_view(out.data(), out.size()));
   std::vector<double> occupancy, cycles;
   int unmeasured = 0;
