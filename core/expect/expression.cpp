@@ -44,6 +44,44 @@ int group_nesting(std::string_view pattern) {
   return deepest;
 }
 
+// The {n,m} counts of a regex multiplied, stopping past max_regex_expansion. libstdc++ compiles
+// a{n} as n copies of a, so successive and nested counts multiply its automaton (a{99999} takes
+// half a minute under ASan), and it reads a count of 19 digits or more into a long that overflows.
+long repeat_product(std::string_view pattern) {
+  long product = 1;
+  bool in_class = false;
+  for (std::size_t i = 0; i < pattern.size() && product <= max_regex_expansion; ++i) {
+    const char c = pattern[i];
+    if (c == '\\') ++i;
+    else if (in_class) in_class = c != ']';
+    else if (c == '[') in_class = true;
+    else if (c == '{') {
+      long largest = 0, count = 0;
+      for (++i; i < pattern.size() && pattern[i] != '}'; ++i) {
+        if (pattern[i] == ',') count = 0;
+        else if (pattern[i] >= '0' && pattern[i] <= '9') count = std::min(count * 10 + (pattern[i] - '0'), max_regex_expansion + 1);
+        largest = std::max(largest, count);
+      }
+      product *= std::max(largest, 1L);
+    }
+  }
+  return product;
+}
+
+// The longest run of digits after a backslash: libstdc++ reads it as a back-reference into a long,
+// which overflows at 19 digits. No regex within max_regex_length has more than 128 groups.
+std::size_t longest_backreference(std::string_view pattern) {
+  std::size_t longest = 0;
+  for (std::size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern[i] != '\\') continue;
+    std::size_t digits = 0;
+    while (i + 1 < pattern.size() && pattern[i + 1] >= '0' && pattern[i + 1] <= '9') ++digits, ++i;
+    longest = std::max(longest, digits);
+    if (digits == 0) ++i;  // an escaped character, maybe a backslash
+  }
+  return longest;
+}
+
 // Every regex a guess holds is compiled here, while binding, so a bad one stops validation rather
 // than the judging after a run. [begin, end) is where it was written.
 std::regex compile_regex(const std::string& pattern, std::size_t begin, std::size_t end) {
@@ -51,6 +89,11 @@ std::regex compile_regex(const std::string& pattern, std::size_t begin, std::siz
     throw SyntaxError(begin, end, fmt::format("this regex is {} bytes long; the limit is {}", pattern.size(), max_regex_length));
   if (group_nesting(pattern) > max_regex_nesting)
     throw SyntaxError(begin, end, fmt::format("this regex nests groups more than {} deep", max_regex_nesting));
+  if (static_cast<long>(pattern.size()) * repeat_product(pattern) > max_regex_expansion)
+    throw SyntaxError(begin, end, fmt::format("this regex repeats too much: its {} bytes times its {{n,m}} counts multiplied are more than {}",
+                                              pattern.size(), max_regex_expansion));
+  if (longest_backreference(pattern) > 3)
+    throw SyntaxError(begin, end, "this regex has a back-reference of more than 3 digits; it has at most 128 groups");
   try {
     return std::regex(pattern, std::regex::ECMAScript);
   } catch (const std::regex_error& e) {

@@ -27,6 +27,7 @@ inline constexpr std::size_t max_guess_length = 1000;  // bytes
 inline constexpr int max_nesting = 64;                 // parentheses, signs and operators, one level each
 inline constexpr std::size_t max_regex_length = 256;   // bytes
 inline constexpr int max_regex_nesting = 16;           // groups within groups
+inline constexpr long max_regex_expansion = 10000;     // bytes times its {n,m} counts multiplied
 
 // A problem in one guess: what is wrong, at bytes [offset, end) of its text.
 class SyntaxError : public std::runtime_error {

@@ -168,6 +168,19 @@ TEST_CASE("every regex is compiled while binding, within bounds on its length an
   const auto nested_regex = "kernels(name=\"" + std::string(20, '(') + "a" + std::string(20, ')') + "\") == 1";
   CHECK(error_of(nested_regex) == std::pair<std::size_t, std::string>{13, "this regex nests groups more than 16 deep"});
   CHECK_NOTHROW(expect::compile("kernels(\"[(]((a|b)+)\\(\") == 1", experiments));  // bracketed and escaped parentheses are no groups
+
+  // Found by fuzz_expect (fuzz/known/expect): a count or back-reference of 19 digits overflowed
+  // libstdc++'s long (undefined behaviour), and a{99999} took half a minute to compile under ASan.
+  const auto repeats_too_much = [](std::size_t bytes) {
+    return "this regex repeats too much: its " + std::to_string(bytes) + " bytes times its {n,m} counts multiplied are more than 10000";
+  };
+  CHECK(error_of("ops(\"a{99999999999999999999}\") == 1") == std::pair<std::size_t, std::string>{4, repeats_too_much(23)});
+  CHECK(error_of("ops(\"a{99999}\") == 1").second == repeats_too_much(8));
+  CHECK(error_of("ops(\"a{2,99999}\") == 1").second == repeats_too_much(10));
+  CHECK(error_of("ops(\"(ab{100}){100}\") == 1").second == repeats_too_much(14));  // nested counts multiply
+  CHECK(error_of("ops(\"\\7777777777777777777777\") == 1").second == "this regex has a back-reference of more than 3 digits; it has at most 128 groups");
+  CHECK_NOTHROW(expect::compile("ops(\"[0-9a-f]{64}_(x{2}y){3}\") == 1", experiments));
+  CHECK_NOTHROW(expect::compile("ops(\"(a)\\1[{]99999\\\\12345\") == 1", experiments));  // a bracketed brace and an escaped backslash count nothing
 }
 
 TEST_CASE("undefined arithmetic is not evaluable, with the reason, never a verdict") {
