@@ -153,7 +153,8 @@ std::vector<AxisInfo> axes_of(const RunResult& run) {
   std::vector<AxisInfo> axes;
   for (const auto& e : run.experiments)
     for (const auto& [name, value] : e.point) {
-      auto it = std::find_if(axes.begin(), axes.end(), [&](const AxisInfo& a) { return a.name == name; });
+      // Named again for the lambda: clang before 16 cannot capture a structured binding.
+      auto it = std::find_if(axes.begin(), axes.end(), [&axis_name = name](const AxisInfo& a) { return a.name == axis_name; });
       if (it == axes.end()) it = axes.insert(axes.end(), AxisInfo{name, {}, true, true});
       if (std::find(it->values.begin(), it->values.end(), value) != it->values.end()) continue;
       it->values.push_back(value);

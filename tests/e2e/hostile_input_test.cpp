@@ -97,6 +97,14 @@ TEST_CASE("names too long for a file name are refused with the limit") {
                "time stamp it must fit in a file name: at most 239 bytes"));
   CHECK(has(o, "series.yaml:3:11: error: experiment name 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx…' is 256 bytes long; its folder in "
                "the run directory is named after it, and a file name holds at most 255 bytes"));
+
+  // A name of 26,000 characters overflowed the stack of `expr validate` (SIGSEGV): its identifier
+  // check was a std::regex, which recurses once per character.
+  const auto huge = validate("huge_name", "series: x\nexperiments:\n  - name: " + std::string(26000, 'y') + "\n    plugin: faulty\n");
+  INFO(huge.err.substr(0, 2000));
+  CHECK(huge.exit_code == 2);
+  CHECK(has(huge, "series.yaml:3:11: error: experiment name 'yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy…' is 26000 bytes long"));
+  CHECK(has(huge, "1 problem in series.yaml; nothing ran"));
 }
 
 TEST_CASE("a key written as a list or mapping is an error, not a crash") {
