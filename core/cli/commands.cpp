@@ -166,25 +166,19 @@ int show(const fs::path& run_dir, const std::string& program) {
   }
 }
 
-namespace {
-
-struct ReplayGuesses {
-  std::map<std::string, std::vector<expect::CompiledGuess>> points;  // per experiment
-  std::vector<expect::SweepGuess> sweeps;
-};
-
-// The guesses to judge again: the recorded ones, with the series' own (those about points and those
-// about whole sweeps) replaced by those of `series_file` when one is given.
-ReplayGuesses replay_guesses(const report::RunResult& recorded, const std::optional<fs::path>& series_file) {
+// The series' own guesses (those about points and those about whole sweeps) replaced by those of
+// `series_file` when one is given.
+RecordedGuesses recorded_guesses(const report::RunResult& recorded, const std::vector<report::PlannedPoint>& planned,
+                                 const std::optional<fs::path>& series_file) {
   std::vector<std::string> names;  // families, as guesses name them
-  for (const auto& e : recorded.experiments)
-    if (std::find(names.begin(), names.end(), e.family) == names.end()) names.push_back(e.family);
+  for (const auto& p : planned)
+    if (std::find(names.begin(), names.end(), p.family) == names.end()) names.push_back(p.family);
   std::vector<util::Problem> problems;
   std::optional<series::Series> s;
   if (series_file) s = series::read(*series_file);
 
   // The series' own guesses first, then the plugin's, as a run orders them.
-  ReplayGuesses out;
+  RecordedGuesses out;
   const auto add = [&](const std::string& experiment, const series::GuessSpec& spec, const util::SourcePos& fallback) {
     if (auto g = expect::compile_guess(spec, names, fallback, problems)) out.points[experiment].push_back(std::move(*g));
   };
@@ -211,21 +205,55 @@ ReplayGuesses replay_guesses(const report::RunResult& recorded, const std::optio
             return f.first == v.family && f.second.check == v.guess.spec.check && f.second.pos.str() == v.guess.spec.pos.str();
           }))
         sweep_specs.emplace_back(v.family, v.guess.spec);
-  std::vector<report::PlannedPoint> points;
-  for (const auto& e : recorded.experiments) points.push_back({e.measurement.experiment, e.family, e.point});
-  out.sweeps = compile_sweep_guesses(sweep_specs, points, problems);
+  out.sweeps = compile_sweep_guesses(sweep_specs, planned, problems);
   if (!problems.empty()) throw util::InputError(std::move(problems));
   return out;
 }
 
-}  // namespace
+ExitCode judge_again(report::RunResult& run, report::RunResult recorded, RecordedGuesses guesses, std::vector<report::PlannedPoint> planned,
+                     const std::optional<fs::path>& out) {
+  report::Multiplex outputs;
+  if (out) {
+    const report::RunDirectory dir(*out);
+    try {
+      dir.create();
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "error: {}\n", e.what());
+      return cannot_write;
+    }
+    outputs.add(report::sinks::native_traces(dir));
+    outputs.add(report::sinks::chrome_traces(dir));
+    outputs.add(report::sinks::results_json(dir));
+    outputs.add(report::sinks::markdown_summary(dir));
+    outputs.add(report::sinks::junit(dir));
+    outputs.add(report::sinks::html_report(dir));
+  }
+  outputs.add(report::sinks::terminal_report());
+  report::Assembler assembler(run, outputs);
+  assembler.set_planned(std::move(planned));
+  assembler.set_sweep_guesses(std::move(guesses.sweeps));
+  try {
+    outputs.begin(run);
+    for (auto& e : recorded.experiments) {
+      const auto name = e.measurement.experiment;
+      assembler.add({std::move(e.measurement), std::move(guesses.points[name]), std::move(e.family), std::move(e.point)});
+    }
+    assembler.finish();
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+    return cannot_write;
+  }
+  return outcome_code(report::tally(run));
+}
 
 int replay(const fs::path& run_dir, const std::optional<fs::path>& series_file, const std::optional<fs::path>& out) {
   report::RunResult recorded;
-  ReplayGuesses guesses;
+  RecordedGuesses guesses;
+  std::vector<report::PlannedPoint> planned;
   try {
     recorded = report::RunDirectory(run_dir).read();
-    guesses = replay_guesses(recorded, series_file);
+    for (const auto& e : recorded.experiments) planned.push_back({e.measurement.experiment, e.family, e.point});
+    guesses = recorded_guesses(recorded, planned, series_file);
   } catch (const util::InputError& e) {
     for (const auto& p : e.problems()) fmt::print(stderr, "{}\n", p.str());
     return bad_input;
@@ -245,40 +273,7 @@ int replay(const fs::path& run_dir, const std::optional<fs::path>& series_file, 
   run.finished = recorded.finished;
   run.planned = recorded.experiments.size();
   run.run_dir = out.value_or(run_dir);
-  report::Multiplex outputs;
-  if (out) {
-    const report::RunDirectory dir(*out);
-    try {
-      dir.create();
-    } catch (const std::exception& e) {
-      fmt::print(stderr, "error: {}\n", e.what());
-      return cannot_write;
-    }
-    outputs.add(report::sinks::native_traces(dir));
-    outputs.add(report::sinks::chrome_traces(dir));
-    outputs.add(report::sinks::results_json(dir));
-    outputs.add(report::sinks::markdown_summary(dir));
-    outputs.add(report::sinks::junit(dir));
-    outputs.add(report::sinks::html_report(dir));
-  }
-  outputs.add(report::sinks::terminal_report());
-  report::Assembler assembler(run, outputs);
-  std::vector<report::PlannedPoint> planned;
-  for (const auto& e : recorded.experiments) planned.push_back({e.measurement.experiment, e.family, e.point});
-  assembler.set_planned(std::move(planned));
-  assembler.set_sweep_guesses(std::move(guesses.sweeps));
-  try {
-    outputs.begin(run);
-    for (auto& e : recorded.experiments) {
-      const auto name = e.measurement.experiment;
-      assembler.add({std::move(e.measurement), std::move(guesses.points[name]), std::move(e.family), std::move(e.point)});
-    }
-    assembler.finish();
-  } catch (const std::exception& e) {
-    fmt::print(stderr, "error: {}\n", e.what());
-    return cannot_write;
-  }
-  return outcome_code(report::tally(run));
+  return judge_again(run, std::move(recorded), std::move(guesses), std::move(planned), out);
 }
 
 int metrics() {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -20,6 +21,7 @@ enum ExitCode : int {
   bad_input = 2,              // usage, series file, plugin or guess errors: nothing ran
   experiment_failed = 3,      // an experiment failed, crashed or timed out (takes precedence over 1)
   cannot_write = 4,           // the run directory could not be written
+  incomplete = 5,             // merge: experiments of the series are missing (a shard did not finish or was not given)
 };
 
 // The exit code a finished run (or replay) earns.
@@ -33,6 +35,7 @@ struct RunArgs {
   std::optional<std::string> device;
   std::vector<std::string> axes;  // --axis NAME=VALUES (series/axes.hpp)
   bool dry_run = false;           // list the experiments (every sweep point) and stop
+  std::optional<std::string> shard;  // "K/N": run only this shard's experiments (series/shard.hpp)
 };
 
 // A series read, checked against its plugins and with every guess compiled: what `run` needs
@@ -48,6 +51,20 @@ std::optional<LoadedSeries> load_series(const std::filesystem::path& file, const
 // Prints the plan's experiments, one identity a line, with their count.
 void print_expansion(const series::Plan& plan);
 
+// The guesses a recorded run is judged with again (replay, merge): those recorded, with the series'
+// own replaced by those of `series_file` when one is given. `planned` is every experiment of the
+// series, as guesses that name a family resolve against it. Throws util::InputError.
+struct RecordedGuesses {
+  std::map<std::string, std::vector<expect::CompiledGuess>> points;  // per experiment
+  std::vector<expect::SweepGuess> sweeps;
+};
+RecordedGuesses recorded_guesses(const report::RunResult& recorded, const std::vector<report::PlannedPoint>& planned,
+                                 const std::optional<std::filesystem::path>& series_file);
+// Judges the recorded experiments again into `run` and tells the outputs: the run directory `out`
+// when given (results.json, reports, traces), the terminal report always.
+ExitCode judge_again(report::RunResult& run, report::RunResult recorded, RecordedGuesses guesses, std::vector<report::PlannedPoint> planned,
+                     const std::optional<std::filesystem::path>& out);
+
 int run(const RunArgs& args);
 int validate(const std::filesystem::path& series, const std::vector<std::string>& axes);
 int list(const std::vector<std::filesystem::path>& extra_dirs);
@@ -57,6 +74,10 @@ int show(const std::filesystem::path& run_dir, const std::string& program);
 std::string resume_command(const std::string& program, const std::filesystem::path& run_dir);
 int replay(const std::filesystem::path& run_dir, const std::optional<std::filesystem::path>& series,
            const std::optional<std::filesystem::path>& out);
+// One run directory from the run directories of a series' shards: every guess judged again over
+// all of them, the missing experiments named with their shard. Refuses shards of different series
+// or environments unless `allow_mixed`.
+int merge(const std::vector<std::filesystem::path>& shard_dirs, const std::filesystem::path& out, bool allow_mixed);
 int metrics();
 
 }  // namespace expr::cli

@@ -18,12 +18,14 @@ int main(int argc, char** argv) {
                                    "values, in every experiment whose plugin has it; repeatable")
                    ->allow_extra_args(false);
   run_cmd->add_flag("--dry-run", run.dry_run, "list the experiments, one per sweep point, and run nothing");
+  auto* shard = run_cmd->add_option("--shard", run.shard, "K/N: run only shard K (0 to N-1) of N; `expr merge` joins the shards' run directories");
   run_cmd->add_option("--resume", run.resume, "take up the run in this directory: run only its experiments without a result, "
                       "with the options it was started with")
       ->excludes(filter)
       ->excludes(out)
       ->excludes(device)
-      ->excludes(axis);
+      ->excludes(axis)
+      ->excludes(shard);
 
   std::filesystem::path validate_file;
   auto* validate_cmd = app.add_subcommand("validate", "check a series file and its expectations without running anything");
@@ -46,6 +48,14 @@ int main(int argc, char** argv) {
   replay_cmd->add_option("--series", replay_series, "take the series' own expectations from this file instead");
   replay_cmd->add_option("--out", replay_out, "write results.json, reports and Chrome traces here");
 
+  std::vector<std::filesystem::path> merge_dirs;
+  std::filesystem::path merge_out;
+  bool merge_mixed = false;
+  auto* merge_cmd = app.add_subcommand("merge", "make one run directory from the run directories of a series' shards");
+  merge_cmd->add_option("shard_dirs", merge_dirs, "the shards' run directories")->required();
+  merge_cmd->add_option("--out", merge_out, "the merged run directory")->required();
+  merge_cmd->add_flag("--allow-mixed", merge_mixed, "merge shards of different series or environments, and show the mix");
+
   auto* metrics_cmd = app.add_subcommand("metrics", "list what expectations can ask about");
 
   try {
@@ -65,6 +75,7 @@ int main(int argc, char** argv) {
   if (*list_cmd) return expr::cli::list(list_dirs);
   if (*show_cmd) return expr::cli::show(show_dir, argv[0]);
   if (*replay_cmd) return expr::cli::replay(replay_dir, replay_series, replay_out);
+  if (*merge_cmd) return expr::cli::merge(merge_dirs, merge_out, merge_mixed);
   if (*metrics_cmd) return expr::cli::metrics();
   return expr::cli::bad_input;
 }

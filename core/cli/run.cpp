@@ -12,6 +12,7 @@
 #include "report/resume.hpp"
 #include "report/sinks.hpp"
 #include "runner/series_runner.hpp"
+#include "series/shard.hpp"
 #include "util/atomic_file.hpp"
 
 namespace expr::cli {
@@ -66,10 +67,48 @@ void record_request(const report::RunDirectory& dir, const report::RunRequest& r
   dir.write_plan(report::run_plan(request, plan));
 }
 
+// The points of the series the assembler must know although they do not run here: every planned
+// point (guesses naming a family resolve against them), and the shard of those another shard runs.
+struct Scope {
+  std::vector<report::PlannedPoint> planned;
+  std::map<std::string, std::string> elsewhere;
+  std::optional<report::ShardRecord> shard;  // for results.json
+};
+
+// With request.shard ("K/N"), keeps in `loaded` only the points of that shard and records which
+// shard it is, the series fingerprint and the whole plan with each point's shard. Throws
+// std::invalid_argument for a malformed shard.
+Scope take_shard(LoadedSeries& loaded, const report::RunRequest& request) {
+  Scope scope;
+  for (const auto& e : loaded.plan.experiments) scope.planned.push_back({e.name, e.family, e.point});
+  if (!request.shard) return scope;
+  const auto shard = series::parse_shard(*request.shard);
+  std::ifstream series_file(request.series);
+  const std::string series_text(std::istreambuf_iterator<char>(series_file), {});
+  const auto assignment = series::assign_shards(loaded.plan, shard.count);
+  report::ShardRecord record{shard.index, shard.count, series::fingerprint(loaded.plan, series_text, request.axes), {}};
+  std::vector<series::ExperimentPlan> kept;
+  std::vector<std::vector<expect::CompiledGuess>> kept_guesses;
+  for (std::size_t i = 0; i < loaded.plan.experiments.size(); ++i) {
+    auto& e = loaded.plan.experiments[i];
+    record.plan.push_back({scope.planned[i], assignment[i]});
+    if (assignment[i] == shard.index) {
+      kept.push_back(std::move(e));
+      kept_guesses.push_back(std::move(loaded.guesses[i]));
+    } else {
+      scope.elsewhere[e.name] = "shard " + series::Shard{assignment[i], shard.count}.str();
+    }
+  }
+  loaded.plan.experiments = std::move(kept);
+  loaded.guesses = std::move(kept_guesses);
+  scope.shard = std::move(record);
+  return scope;
+}
+
 // Runs every point of the loaded plan that `run` has no result for yet (`restored` are those an
 // earlier attempt finished), the outputs hearing of each as it ends.
 int execute(LoadedSeries& loaded, report::RunResult& run, const report::RunDirectory& dir, const report::RunRequest& request,
-            std::vector<report::FinishedExperiment> restored) {
+            Scope scope, std::vector<report::FinishedExperiment> restored) {
   const auto probe = runner::probe_devices();
   // A resumed run keeps what its first attempt recorded of the machine, and adds what it lacked.
   for (const auto& [k, v] : report::host_environment()) run.environment.try_emplace(k, v);
@@ -88,9 +127,8 @@ int execute(LoadedSeries& loaded, report::RunResult& run, const report::RunDirec
   outputs.add(report::sinks::html_report(dir));
   outputs.add(report::sinks::terminal_report());
   report::Assembler assembler(run, outputs);
-  std::vector<report::PlannedPoint> planned;
-  for (const auto& e : loaded.plan.experiments) planned.push_back({e.name, e.family, e.point});
-  assembler.set_planned(std::move(planned));
+  assembler.set_planned(std::move(scope.planned));
+  assembler.set_elsewhere(std::move(scope.elsewhere));
   assembler.set_sweep_guesses(std::move(loaded.sweep_guesses));
   assembler.restore(std::move(restored));
   auto to_run = loaded.plan;
@@ -125,6 +163,13 @@ int resume(const RunArgs& args) {
   if (!args.series.empty()) request.series = fs::absolute(args.series);
   auto loaded = load_series(request.series, request.axes);
   if (!loaded) return bad_input;
+  Scope scope;
+  try {
+    scope = take_shard(*loaded, request);
+  } catch (const std::invalid_argument& e) {
+    fmt::print(stderr, "error: cannot resume {}: {}\n", dir.root().string(), e.what());
+    return bad_input;
+  }
 
   if (const auto changes = report::changed_points(recorded, earlier, loaded->plan); changes.points > 0) {
     for (const auto& p : changes.problems) fmt::print(stderr, "{}\n", p.str());
@@ -142,6 +187,7 @@ int resume(const RunArgs& args) {
   run.series_file = args.series.empty() ? earlier.series_file : args.series.string();
   run.description = loaded->plan.description;
   run.planned = loaded->plan.experiments.size();
+  run.shard = scope.shard;
   run.run_dir = dir.root();
   run.started = earlier.started;
   run.resumed = earlier.resumed;
@@ -171,7 +217,7 @@ int resume(const RunArgs& args) {
   }
   fmt::print(stderr, "resuming {}: {} of {} experiments have a result; running the other {}\n", dir.root().string(), restored.size(),
              run.planned, left);
-  return execute(*loaded, run, dir, request, std::move(restored));
+  return execute(*loaded, run, dir, request, std::move(scope), std::move(restored));
 }
 
 }  // namespace
@@ -180,6 +226,14 @@ int run(const RunArgs& args) {
   if (args.resume) return resume(args);
   auto loaded = load_series(args.series, args.axes);
   if (!loaded) return bad_input;
+  const report::RunRequest request{fs::absolute(args.series), args.axes, args.filter, args.device, args.shard};
+  Scope scope;
+  try {
+    scope = take_shard(*loaded, request);
+  } catch (const std::invalid_argument& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+    return bad_input;
+  }
   const auto& plan = loaded->plan;
   if (args.dry_run) {
     print_expansion(plan);
@@ -201,10 +255,10 @@ int run(const RunArgs& args) {
   run.series_file = args.series.string();
   run.description = plan.description;
   run.planned = plan.experiments.size();
+  run.shard = scope.shard;
   const report::RunDirectory dir(args.out.value_or(default_run_dir(plan.name)));
   run.run_dir = dir.root();
   run.started = report::utc_now();
-  const report::RunRequest request{fs::absolute(args.series), args.axes, args.filter, args.device};
   try {
     dir.create();
     record_request(dir, request, plan);
@@ -212,7 +266,7 @@ int run(const RunArgs& args) {
     fmt::print(stderr, "error: cannot write the run directory {}: {}\n", dir.root().string(), e.what());
     return cannot_write;
   }
-  return execute(*loaded, run, dir, request, {});
+  return execute(*loaded, run, dir, request, std::move(scope), {});
 }
 
 }  // namespace expr::cli

@@ -38,10 +38,29 @@ void Assembler::finish() {
     const auto* e = run_.find(p.name);
     points.push_back({p.family, &p.point, e ? &e->measurement : nullptr});
   }
-  for (const auto& g : sweep_guesses_)
+  for (const auto& g : sweep_guesses_) {
+    if (const auto away = elsewhere_of(g); !away.empty()) {
+      expect::Judgement j;
+      j.reason = fmt::format("the sweep spans other shards: {}; `expr merge` judges this guess", away);
+      run_.sweep_guesses.push_back({g.family, "", {g.spec, std::move(j)}, g.axis, g.metric_text, g.metric, g.other, {}});
+      continue;
+    }
     for (auto& j : expect::judge_sweep(g, points))
       run_.sweep_guesses.push_back({g.family, j.group, {g.spec, j.judgement}, g.axis, g.metric_text, g.metric, g.other, j.geometry});
+  }
   sink_.end(run_);
+}
+
+std::string Assembler::elsewhere_of(const expect::SweepGuess& g) const {
+  std::string away;
+  std::size_t count = 0;
+  for (const auto& p : planned_)
+    if (p.family == g.family || (!g.other.empty() && p.family == g.other))
+      if (const auto it = elsewhere_.find(p.name); it != elsewhere_.end() && !run_.find(p.name)) {
+        if (++count <= 3) away += fmt::format("{}{} ({})", away.empty() ? "" : ", ", p.name, it->second);
+      }
+  if (count > 3) away += fmt::format(" and {} more", count - 3);
+  return away;
 }
 
 void Assembler::judge_ready(bool final) {
@@ -67,6 +86,15 @@ void Assembler::judge_ready(bool final) {
         continue;
       }
       if (!ready && !final) continue;
+      std::string away;
+      for (const auto& [name, point] : reads)
+        if (const auto it = elsewhere_.find(point); it != elsewhere_.end() && !run_.find(point))
+          away += fmt::format("{}{} ({})", away.empty() ? "" : ", ", point, it->second);
+      if (!away.empty()) {
+        g.judgement = expect::Judgement{};
+        g.judgement->reason = fmt::format("reads {}, in another shard; `expr merge` judges this guess", away);
+        continue;
+      }
       const auto find = [&](const std::string& name) -> const outcome::Measurement* {
         const auto it = reads.find(name);
         const auto* x = run_.find(it == reads.end() ? name : it->second);

@@ -5,6 +5,7 @@
 //   RUN_DIR/report.html, plots/*.svg             the page with plots (html_report.hpp), written when the run ends
 //   RUN_DIR/series.yaml                          the series file as it was run (last resumed)
 //   RUN_DIR/plan.json                            how the run was asked for and each point's settings (report/resume.hpp)
+//   RUN_DIR/results.json "shard"                 a shard's index, count, series fingerprint and the whole plan (series/shard.hpp)
 //   RUN_DIR/experiments/NAME/expr_trace.json     the native trace (`expr replay` reads it)
 //   RUN_DIR/experiments/NAME/chrome_trace.json   the same trace for Perfetto and chrome://tracing
 //   RUN_DIR/experiments/NAME/worker.log          what the experiment's worker printed
@@ -35,6 +36,7 @@ struct RunRequest {
   std::vector<std::string> axes;       // --axis options as given
   std::optional<std::string> filter;   // --filter
   std::optional<std::string> device;   // --device: cpu or cuda
+  std::optional<std::string> shard;    // --shard K/N (series/shard.hpp)
 };
 
 // plan.json: the request and every planned point's settings (report/resume.hpp says which), by

@@ -1,0 +1,164 @@
+// `expr merge`: one run directory from the run directories of a series' shards (`expr run --shard
+// K/N`). The recorded experiments are judged again together through the path `expr replay` takes,
+// so the guesses that span shards get their verdicts; the missing experiments are named with their
+// shard; shards of different series or environments are refused unless --allow-mixed.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <set>
+
+#include "cli/commands.hpp"
+#include "report/run_directory.hpp"
+#include "series/shard.hpp"
+
+namespace expr::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// Environment facts that may differ between the shards of one series: a cluster's nodes have
+// their own names. Any other difference (GPU model, driver, CUDA, library versions) is a mix.
+bool may_differ(const std::string& fact) { return fact == "host"; }
+
+struct Shard {
+  fs::path dir;
+  report::RunResult run;
+};
+
+// Each difference between the shards, one line each: the series and every environment fact that
+// is not the same in all. Fills `environment` with the merged facts, a differing one as "A (shards
+// 0/3, 1/3) | B (shard 2/3)".
+std::vector<std::string> mix(const std::vector<Shard>& shards, std::map<std::string, std::string>& environment) {
+  std::vector<std::string> out;
+  const auto describe = [&](const std::function<std::string(const report::RunResult&)>& value, bool& differs) {
+    std::vector<std::pair<std::string, std::vector<std::string>>> values;  // value, its shards
+    for (const auto& s : shards) {
+      const auto v = value(s.run);
+      auto it = std::find_if(values.begin(), values.end(), [&](const auto& x) { return x.first == v; });
+      if (it == values.end()) it = values.emplace(values.end(), v, std::vector<std::string>{});
+      it->second.push_back(s.run.shard->str());
+    }
+    differs = values.size() > 1;
+    if (!differs) return values.front().first;
+    std::string text;
+    for (const auto& [v, where] : values)
+      text += fmt::format("{}{} (shard{} {})", text.empty() ? "" : " | ", v.empty() ? "(none)" : v, where.size() > 1 ? "s" : "",
+                          fmt::join(where, ", "));
+    return text;
+  };
+  bool differs = false;
+  const auto series = describe([](const auto& r) { return fmt::format("{} {}", r.series, r.shard->series_fingerprint); }, differs);
+  if (differs) out.push_back(fmt::format("series (name and fingerprint): {}", series));
+  const auto count = describe([](const auto& r) { return fmt::format("{}", r.shard->count); }, differs);
+  if (differs) out.push_back(fmt::format("shard count: {}", count));
+  std::set<std::string> facts;
+  for (const auto& s : shards)
+    for (const auto& [k, v] : s.run.environment) facts.insert(k);
+  for (const auto& fact : facts) {
+    const auto value = describe([&](const auto& r) { return r.environment.count(fact) ? r.environment.at(fact) : std::string(); }, differs);
+    environment[fact] = value;
+    if (differs && !may_differ(fact)) out.push_back(fmt::format("environment {}: {}", fact, value));
+  }
+  return out;
+}
+
+}  // namespace
+
+int merge(const std::vector<fs::path>& shard_dirs, const fs::path& out, bool allow_mixed) {
+  std::vector<Shard> shards;
+  for (const auto& dir : shard_dirs) {
+    try {
+      shards.push_back({dir, report::RunDirectory(dir).read()});
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "error: {}\n", e.what());
+      return bad_input;
+    }
+    if (!shards.back().run.shard) {
+      fmt::print(stderr, "error: {}: not a shard's run directory (its results.json has no \"shard\"); `expr run FILE --shard K/N` makes one\n",
+                 dir.string());
+      return bad_input;
+    }
+  }
+  for (std::size_t i = 0; i < shards.size(); ++i)
+    for (std::size_t k = 0; k < i; ++k)
+      if (shards[i].run.shard->str() == shards[k].run.shard->str() &&
+          shards[i].run.shard->series_fingerprint == shards[k].run.shard->series_fingerprint) {
+        fmt::print(stderr, "error: shard {} is given twice: {} and {}\n", shards[i].run.shard->str(), shards[k].dir.string(), shards[i].dir.string());
+        return bad_input;
+      }
+
+  report::RunResult run;
+  const auto differences = mix(shards, run.environment);
+  if (!differences.empty()) {
+    for (const auto& d : differences) fmt::print(stderr, "{}: {}\n", allow_mixed ? "mixed" : "error: the shards differ in", d);
+    if (!allow_mixed) {
+      fmt::print(stderr, "refusing to merge shards of different series or environments; --allow-mixed merges them and shows the mix\n");
+      return bad_input;
+    }
+  }
+
+  // The whole series as planned (every shard records it), and the experiments that have a result.
+  std::vector<report::PlannedPoint> planned;
+  std::map<std::string, std::string> shard_of;
+  report::RunResult recorded;
+  std::set<std::string> have;
+  for (auto& s : shards) {
+    for (const auto& p : s.run.shard->plan)
+      if (shard_of.emplace(p.planned.name, series::Shard{p.shard, s.run.shard->count}.str()).second) planned.push_back(p.planned);
+    for (auto& e : s.run.experiments) {
+      if (!have.insert(e.measurement.experiment).second) {
+        fmt::print(stderr, "mixed: {} has a result in more than one shard; the first directory's is kept\n", e.measurement.experiment);
+        continue;
+      }
+      recorded.experiments.push_back(std::move(e));
+    }
+  }
+  std::set<std::string> given;
+  for (const auto& s : shards) given.insert(s.run.shard->str());
+  std::vector<std::string> missing;
+  for (const auto& p : planned)
+    if (!have.count(p.name)) {
+      const auto& where = shard_of.at(p.name);
+      missing.push_back(fmt::format("{} (shard {}, {})", p.name, where, given.count(where) ? "which did not finish it" : "whose directory was not given"));
+    }
+
+  const auto& first = shards.front().run;
+  recorded.run_dir = shards.front().dir;
+  RecordedGuesses guesses;
+  try {
+    guesses = recorded_guesses(recorded, planned, std::nullopt);
+  } catch (const util::InputError& e) {
+    for (const auto& p : e.problems()) fmt::print(stderr, "{}\n", p.str());
+    return bad_input;
+  }
+  run.id = report::new_run_id();
+  run.revision = report::expr_revision();
+  run.series = first.series;
+  run.series_file = first.series_file;
+  run.description = first.description;
+  run.started = first.started;
+  run.finished = first.finished;
+  for (const auto& s : shards) {
+    run.started = std::min(run.started, s.run.started);
+    if (s.run.finished.empty() || (!run.finished.empty() && s.run.finished > run.finished)) run.finished = s.run.finished;
+  }
+  run.planned = planned.size();
+  run.run_dir = out;
+  const auto code = judge_again(run, std::move(recorded), std::move(guesses), std::move(planned), out);
+  if (code == cannot_write) return code;
+  if (const auto series = report::RunDirectory(shards.front().dir).series_copy(); fs::exists(series)) {
+    std::error_code ignored;  // the series text is a convenience for `expr replay --series`
+    fs::copy_file(series, report::RunDirectory(out).series_copy(), fs::copy_options::overwrite_existing, ignored);
+  }
+  fmt::print("\nmerged {} shard{} into {}: {} of {} experiments have a result\n", shards.size(), shards.size() == 1 ? "" : "s",
+             report::RunDirectory(out).results().string(), run.experiments.size(), run.planned);
+  if (missing.empty()) return code;
+  fmt::print("missing {} experiment{}:\n", missing.size(), missing.size() == 1 ? "" : "s");
+  for (const auto& m : missing) fmt::print("  {}\n", m);
+  return incomplete;
+}
+
+}  // namespace expr::cli
