@@ -10,7 +10,12 @@ namespace {
 
 expr::series::Plan plan_of(std::size_t experiments) {
   expr::series::Plan plan;
-  for (std::size_t i = 0; i < experiments; ++i) plan.experiments.push_back({.name = "sdpa[seq=" + std::to_string(i) + "]", .family = "sdpa"});
+  for (std::size_t i = 0; i < experiments; ++i) {
+    expr::series::ExperimentPlan e;
+    e.name = "sdpa[seq=" + std::to_string(i) + "]";
+    e.family = "sdpa";
+    plan.experiments.push_back(std::move(e));
+  }
   return plan;
 }
 
