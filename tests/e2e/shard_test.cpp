@@ -2,10 +2,15 @@
 // joins the parts into one run directory with the verdicts a serial run gives, names what is
 // missing, and refuses shards of different series.
 #include <doctest/doctest.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 
+#include <chrono>
+#include <csignal>
 #include <filesystem>
 #include <map>
 #include <set>
+#include <thread>
 
 #include "harness.hpp"
 
@@ -15,7 +20,7 @@ bool has(const std::string& text, const std::string& part) { return text.find(pa
 
 // sleeper busy-waits base_us * (size/1024)^k µs: quadratic takes 50, 200, 800 µs, linear 140, 280,
 // 560 µs, so `host_time < linear.host_time` holds at 1024 and 2048 and fails at 4096, whatever the
-// machine's noise. In series order, round-robin over 3 shards puts quadratic's points in shards
+// machine's noise; linear's setup() sleeps 1.5 s, so that a shard can be killed between points. In series order, round-robin over 3 shards puts quadratic's points in shards
 // 0, 1, 2 and linear's in 1, 2, 0: each point's guess reads a point of another shard.
 const std::string series = R"(series: sharded
 defaults:
@@ -36,7 +41,7 @@ experiments:
     params: {k: 1, base_us: 20}
   - name: linear
     plugin: sleeper
-    params: {k: 1, base_us: 140}
+    params: {k: 1, base_us: 140, setup_ms: 1500}
     axes: {size: pow2(1024, 4096)}
     sweep_expect:
       - slope(host_time, size) ~ 1 ± 0.3
@@ -115,10 +120,26 @@ TEST_CASE("a series run in 3 shards and merged gives the serial run's verdicts; 
   }
   for (const auto* file : {"summary.md", "junit.xml", "report.html", "series.yaml"}) CHECK(std::filesystem::exists(dir / "merged" / file));
 
-  // Shard 1 not given, and shard 2 cut short (run again without linear[size=2048]).
-  const auto cut = e2e::expr(dir, "run series.yaml --shard 2/3 --out cut2 --filter '^quadratic'");
-  CHECK(cut.exit_code == 0);
-  const auto partial = e2e::expr(dir, "merge shard0 cut2 --out partial");
+  // Shard 1 not given, and shard 2 killed (SIGKILL) once its first point, quadratic[size=4096], has
+  // a result and before linear[size=2048] has one.
+  REQUIRE(::prctl(PR_SET_CHILD_SUBREAPER, 1) == 0);  // the killed run's orphaned worker comes back here
+  const int pid = e2e::start_expr(dir, {"run", "series.yaml", "--shard", "2/3", "--out", "killed2"});
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  bool first_done = false;
+  while (!first_done && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    if (std::filesystem::exists(dir / "killed2" / "results.json"))
+      first_done = names(e2e::read_json(dir / "killed2" / "results.json")).count("quadratic[size=4096]") > 0;
+  }
+  REQUIRE(first_done);
+  REQUIRE(::kill(pid, SIGKILL) == 0);
+  int status = 0;
+  while (::waitpid(-1, &status, 0) > 0) {
+  }
+  ::prctl(PR_SET_CHILD_SUBREAPER, 0);
+  REQUIRE(names(e2e::read_json(dir / "killed2" / "results.json")) == std::set<std::string>{"quadratic[size=4096]"});
+
+  const auto partial = e2e::expr(dir, "merge shard0 killed2 --out partial");
   INFO(partial.all());
   CHECK(partial.exit_code == 5);
   CHECK(has(partial.out, "4 of 7 experiments have a result"));
