@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "cli/commands.hpp"
@@ -33,10 +34,14 @@ struct Shard {
 // 0/3, 1/3) | B (shard 2/3)".
 std::vector<std::string> mix(const std::vector<Shard>& shards, std::map<std::string, std::string>& environment) {
   std::vector<std::string> out;
-  const auto describe = [&](const std::function<std::string(const report::RunResult&)>& value, bool& differs) {
+  // A value absent from a shard (std::nullopt) is no difference: a shard killed before its first
+  // experiment lacks the facts that workers report.
+  const auto describe = [&](const std::function<std::optional<std::string>(const report::RunResult&)>& value, bool& differs) {
     std::vector<std::pair<std::string, std::vector<std::string>>> values;  // value, its shards
     for (const auto& s : shards) {
-      const auto v = value(s.run);
+      const auto known = value(s.run);
+      if (!known) continue;
+      const auto& v = *known;
       auto it = std::find_if(values.begin(), values.end(), [&](const auto& x) { return x.first == v; });
       if (it == values.end()) it = values.emplace(values.end(), v, std::vector<std::string>{});
       it->second.push_back(s.run.shard->str());
@@ -45,20 +50,21 @@ std::vector<std::string> mix(const std::vector<Shard>& shards, std::map<std::str
     if (!differs) return values.front().first;
     std::string text;
     for (const auto& [v, where] : values)
-      text += fmt::format("{}{} (shard{} {})", text.empty() ? "" : " | ", v.empty() ? "(none)" : v, where.size() > 1 ? "s" : "",
+      text += fmt::format("{}{} (shard{} {})", text.empty() ? "" : " | ", v, where.size() > 1 ? "s" : "",
                           fmt::join(where, ", "));
     return text;
   };
   bool differs = false;
-  const auto series = describe([](const auto& r) { return fmt::format("{} {}", r.series, r.shard->series_fingerprint); }, differs);
+  const auto series = describe([](const auto& r) { return std::optional(fmt::format("{} {}", r.series, r.shard->series_fingerprint)); }, differs);
   if (differs) out.push_back(fmt::format("series (name and fingerprint): {}", series));
-  const auto count = describe([](const auto& r) { return fmt::format("{}", r.shard->count); }, differs);
+  const auto count = describe([](const auto& r) { return std::optional(fmt::format("{}", r.shard->count)); }, differs);
   if (differs) out.push_back(fmt::format("shard count: {}", count));
   std::set<std::string> facts;
   for (const auto& s : shards)
     for (const auto& [k, v] : s.run.environment) facts.insert(k);
   for (const auto& fact : facts) {
-    const auto value = describe([&](const auto& r) { return r.environment.count(fact) ? r.environment.at(fact) : std::string(); }, differs);
+    const auto value = describe(
+        [&](const auto& r) { return r.environment.count(fact) ? std::optional(r.environment.at(fact)) : std::nullopt; }, differs);
     environment[fact] = value;
     if (differs && !may_differ(fact)) out.push_back(fmt::format("environment {}: {}", fact, value));
   }
