@@ -56,6 +56,7 @@ struct RunArgs {
   std::optional<std::string> baseline;           // --baseline REF: gate the run against it
   GateArgs gate;
   std::optional<std::string> shard;  // "K/N": run only this shard's experiments (series/shard.hpp)
+  std::optional<std::string> gpus;   // "all", "N" or "I,J,...": one worker per GPU (runner/schedule.hpp)
 };
 
 // Where runs are recorded unless --history says otherwise: $EXPR_HISTORY, else

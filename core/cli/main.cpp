@@ -35,6 +35,8 @@ int main(int argc, char** argv) {
                    ->allow_extra_args(false);
   run_cmd->add_flag("--dry-run", run.dry_run, "list the experiments, one per sweep point, and run nothing");
   auto* shard = run_cmd->add_option("--shard", run.shard, "K/N: run only shard K (0 to N-1) of N; `expr merge` joins the shards' run directories");
+  run_cmd->add_option("--gpus", run.gpus, "all, N or I,J,...: run experiments at once, one worker per GPU, each worker seeing only its GPU "
+                      "(with CPU experiments only and no GPU: N workers)");
   auto* force = run_cmd->add_flag("--force", run.force, "--out may hold an earlier run: replace it (its results, reports and experiment folders)");
   run_cmd->add_option("--resume", run.resume, "take up the run in this directory: run only its experiments without a result, "
                       "with the options it was started with")

@@ -22,9 +22,9 @@ namespace fs = std::filesystem;
 namespace {
 
 // Environment facts that may differ between the shards of one series: a cluster's nodes have
-// their own names, and cards of one model their own UUIDs. Any other difference (GPU model, driver,
+// their own names, and cards of one model their own UUIDs and indices. Any other difference (GPU model, driver,
 // CUDA, library versions) is a mix.
-bool may_differ(const std::string& fact) { return fact == "host" || fact == "gpu_uuid"; }
+bool may_differ(const std::string& fact) { return fact == "host" || fact == "gpu_uuid" || fact == "gpu_index"; }
 
 struct Shard {
   fs::path dir;

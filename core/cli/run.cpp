@@ -6,11 +6,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <fstream>
 #include <map>
 #include <regex>
 #include <set>
+#include <sstream>
 
 #include "cli/commands.hpp"
 #include "history/compare.hpp"
@@ -169,12 +171,75 @@ std::optional<LoadedSeries> load_request(const report::RunRequest& request, hist
   return loaded;
 }
 
+// How many workers run at once, and on which GPUs (`--gpus`).
+struct Workers {
+  std::vector<int> gpus;  // one worker each; empty: `count` workers, no GPU of their own
+  std::size_t count = 1;
+};
+
+// Whether an experiment runs on the CPU whatever the machine has: so asked (by --device or the
+// series), or its plugin runs nowhere else.
+bool runs_on_cpu(const series::ExperimentPlan& e, const std::optional<std::string>& device) {
+  const auto& devices = e.plugin->description().devices;
+  if (std::find(devices.begin(), devices.end(), Device::cuda) == devices.end()) return true;
+  return device ? *device == "cpu" : e.device == series::DeviceChoice::cpu;
+}
+
+// `--gpus all|N|I,J,...` against the machine: the GPUs, one worker each. Without a CUDA device, the
+// experiments must all run on the CPU, and then N (or as many as listed) workers run them; `all`
+// is one. Throws std::invalid_argument with the reason.
+Workers choose_workers(const std::string& spec, const runner::DeviceProbe& probe, const series::Plan& plan,
+                       const std::optional<std::string>& device) {
+  std::vector<int> listed;
+  bool all = spec == "all";
+  if (!all) {
+    std::stringstream items(spec);
+    for (std::string item; std::getline(items, item, ',');) {
+      int value = -1;
+      const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), value);
+      if (item.empty() || ec != std::errc{} || end != item.data() + item.size() || value < 0)
+        throw std::invalid_argument(fmt::format("--gpus {}: expected all, a number of GPUs, or GPU indices as in 0,2,3", spec));
+      if (std::find(listed.begin(), listed.end(), value) != listed.end())
+        throw std::invalid_argument(fmt::format("--gpus {}: GPU {} is listed twice", spec, value));
+      listed.push_back(value);
+    }
+    if (listed.empty()) throw std::invalid_argument(fmt::format("--gpus {}: expected all, a number of GPUs, or GPU indices as in 0,2,3", spec));
+  }
+  const bool count = !all && listed.size() == 1 && spec.find(',') == std::string::npos;  // "2": two GPUs; "2," is GPU 2
+  if (count && listed[0] == 0) throw std::invalid_argument(fmt::format("--gpus 0: at least one GPU; GPU 0 alone is --gpus 0,"));
+  Workers w;
+  if (probe.devices == 0) {
+    const auto gpu = std::find_if(plan.experiments.begin(), plan.experiments.end(), [&](const auto& e) { return !runs_on_cpu(e, device); });
+    if (gpu != plan.experiments.end())
+      throw std::invalid_argument(fmt::format("--gpus {}: no CUDA device ({}), and {} may run on one; --device cpu runs every experiment on the CPU",
+                                              spec, probe.unavailable, gpu->name));
+    w.count = all ? 1 : count ? static_cast<std::size_t>(listed[0]) : listed.size();
+    return w;
+  }
+  if (all) {
+    for (int i = 0; i < probe.devices; ++i) w.gpus.push_back(i);
+  } else if (count) {
+    if (listed[0] > probe.devices)
+      throw std::invalid_argument(fmt::format("--gpus {}: this machine has {} CUDA device{}", spec, probe.devices, probe.devices == 1 ? "" : "s"));
+    for (int i = 0; i < listed[0]; ++i) w.gpus.push_back(i);
+  } else {
+    for (const auto i : listed)
+      if (i >= probe.devices)
+        throw std::invalid_argument(fmt::format("--gpus {}: there is no GPU {}; this machine has {} CUDA device{} (0 to {})", spec, i, probe.devices,
+                                                probe.devices == 1 ? "" : "s", probe.devices - 1));
+    w.gpus = listed;
+  }
+  w.count = w.gpus.size();
+  return w;
+}
+
 // What one execution of a series adds to running it: what `expr run` (new or resumed), each run of
 // `expr calibrate` and the second measurement of inconclusive experiments differ in.
 struct Execution {
   history::Store* store = nullptr;  // record the run here
   history::Noise noise;             // each point's calibrated run-to-run noise, carried by its timings
   bool terminal_report = true;
+  Workers workers;                  // --gpus
 };
 struct Executed {
   report::RunResult run;
@@ -223,6 +288,8 @@ Executed execute(LoadedSeries& loaded, report::RunResult run, const report::RunD
   runner::RunOptions options{[&dir](const std::string& experiment) { return dir.files(experiment); }, request.filter, std::nullopt,
                              &interrupts};
   if (request.device) options.device = *request.device == "cuda" ? Device::cuda : Device::cpu;
+  options.gpus = how.workers.gpus;
+  options.workers = how.workers.count;
 
   report::Multiplex outputs;
   outputs.add(report::sinks::progress_line());
@@ -261,6 +328,11 @@ Executed execute(LoadedSeries& loaded, report::RunResult run, const report::RunD
   std::erase_if(to_run.experiments, [&done](const auto& e) { return done.count(e.name) > 0; });
   Observer observer(loaded, r, assembler, outputs, how.noise);
   outputs.begin(r);
+  if (how.workers.count > 1) {
+    // The longest first, by what each took last time: the run ends soonest.
+    const auto costs = expected_costs(how.store, to_run, history::WallTimes::From::newest_each);
+    if (!costs.run.empty()) options.expected_seconds = costs.seconds;
+  }
   runner::run_series(to_run, probe, options, observer);
   r.finished = report::utc_now();
   r.interrupted = interrupts.name();
@@ -513,6 +585,18 @@ int run(const RunArgs& args) {
   const auto probe = runner::probe_devices();
   Execution how;
   how.store = store ? &*store : nullptr;
+  if (args.gpus) {
+    try {
+      how.workers = choose_workers(*args.gpus, probe, loaded.plan, p.request.device);
+    } catch (const std::invalid_argument& e) {
+      fmt::print(stderr, "error: {}\n", e.what());
+      return bad_input;
+    }
+    if (how.workers.gpus.empty())
+      fmt::print(stderr, "{} worker{} at once on the CPU\n", how.workers.count, how.workers.count == 1 ? "" : "s");
+    else
+      fmt::print(stderr, "one worker per GPU: {}\n", fmt::join(how.workers.gpus, ", "));
+  }
   if (store) {
     how.noise = store->noise(loaded.plan.name, history::machine_fingerprint(starting_environment(probe)));
     if (!how.noise.empty())
