@@ -63,7 +63,7 @@ std::optional<LoadedSeries> load_series(const fs::path& file, const std::vector<
     std::vector<util::Problem> problems;
     auto sweep_guesses = compile_sweep_guesses(plan.sweep_guesses, points, problems);
     if (!problems.empty()) throw util::InputError(std::move(problems));
-    return LoadedSeries{std::move(plan), std::move(guesses), std::move(sweep_guesses)};
+    return LoadedSeries{std::move(plan), std::move(guesses), std::move(sweep_guesses), std::nullopt};
   } catch (const util::InputError& e) {
     for (const auto& p : e.problems()) fmt::print(stderr, "{}\n", p.str());
     fmt::print(stderr, "{} problem{} in {}; nothing ran\n", e.problems().size(), e.problems().size() == 1 ? "" : "s", file.string());
@@ -182,8 +182,28 @@ int show(const fs::path& run_dir, const std::string& program) {
     const auto with_result = std::count_if(run.experiments.begin(), run.experiments.end(),
                                            [](const auto& e) { return report::has_result(e.measurement); });
     // A run that ended has finished set; one that stopped before (kill -9, a reboot), or is still
-    // going, has not. An interrupted run ended, but not all its experiments did.
-    if (!run.interrupted.empty())
+    // going, has not. An interrupted run ended, but not all its experiments did. A merged run is
+    // completed in its shards, then merged again.
+    if (!run.merged.empty()) {
+      std::vector<std::string> dirs, steps;
+      for (const auto& m : run.merged) {
+        if (!m.dir.empty()) dirs.push_back(shell_word(m.dir));
+        if (m.missing == 0) continue;
+        if (m.dir.empty()) {
+          const auto dir = fmt::format("shard-{}", m.shard.substr(0, m.shard.find('/')));
+          steps.push_back(fmt::format("shard {} was not merged ({} experiment{}): {} run {} --shard {} --out {}", m.shard, m.missing,
+                                      m.missing == 1 ? "" : "s", shell_word(program), shell_word(run.series_file), m.shard, dir));
+          dirs.push_back(dir);
+        } else {
+          steps.push_back(fmt::format("shard {} did not finish {} experiment{}: {}", m.shard, m.missing, m.missing == 1 ? "" : "s",
+                                      resume_command(program, m.dir)));
+        }
+      }
+      if (!steps.empty())
+        fmt::print("\nincomplete: merged from shards, {} of {} planned experiments have a result. This runs the others in their shards:\n  "
+                   "{}\nand this merges again:\n  {} merge {} --out {} --force\n",
+                   with_result, run.planned, fmt::join(steps, "\n  "), shell_word(program), fmt::join(dirs, " "), shell_word(run_dir.string()));
+    } else if (!run.interrupted.empty())
       fmt::print("\nincomplete: the run was interrupted ({}); {} of {} planned experiments did not finish. This runs them:\n  {}\n",
                  run.interrupted, report::tally(run).experiments_interrupted + run.planned - std::min(run.planned, run.experiments.size()),
                  run.planned, resume_command(program, run_dir));
@@ -199,25 +219,19 @@ int show(const fs::path& run_dir, const std::string& program) {
   }
 }
 
-namespace {
-
-struct ReplayGuesses {
-  std::map<std::string, std::vector<expect::CompiledGuess>> points;  // per experiment
-  std::vector<expect::CompiledSweepGuess> sweeps;
-};
-
-// The guesses to judge again: the recorded ones, with the series' own (those about points and those
-// about whole sweeps) replaced by those of `series_file` when one is given.
-ReplayGuesses replay_guesses(const report::RunResult& recorded, const std::optional<fs::path>& series_file) {
+// The series' own guesses (those about points and those about whole sweeps) replaced by those of
+// `series_file` when one is given.
+RecordedGuesses recorded_guesses(const report::RunResult& recorded, const std::vector<report::PlannedPoint>& planned,
+                                 const std::optional<fs::path>& series_file) {
   std::vector<std::string> names;  // families, as guesses name them
-  for (const auto& e : recorded.experiments)
-    if (std::find(names.begin(), names.end(), e.family) == names.end()) names.push_back(e.family);
+  for (const auto& p : planned)
+    if (std::find(names.begin(), names.end(), p.family) == names.end()) names.push_back(p.family);
   std::vector<util::Problem> problems;
   std::optional<series::Series> s;
   if (series_file) s = series::read(*series_file);
 
   // The series' own guesses first, then the plugin's, as a run orders them.
-  ReplayGuesses out;
+  RecordedGuesses out;
   const auto add = [&](const std::string& experiment, const series::GuessSpec& spec, std::string_view context) {
     if (auto g = expect::compile_guess(spec, names, context, problems)) out.points[experiment].push_back(std::move(*g));
   };
@@ -244,26 +258,65 @@ ReplayGuesses replay_guesses(const report::RunResult& recorded, const std::optio
             return f.first == v.family && f.second.check == v.guess.spec.check && f.second.pos().str() == v.guess.spec.pos().str();
           }))
         sweep_specs.emplace_back(v.family, v.guess.spec);
-  std::vector<report::PlannedPoint> points;
-  for (const auto& e : recorded.experiments) points.push_back({e.measurement.experiment, e.family, e.point});
-  out.sweeps = compile_sweep_guesses(sweep_specs, points, problems);
+  out.sweeps = compile_sweep_guesses(sweep_specs, planned, problems);
   if (!problems.empty()) throw util::InputError(std::move(problems));
   return out;
 }
 
-}  // namespace
+ExitCode judge_again(report::RunResult& run, report::RunResult recorded, RecordedGuesses guesses, std::vector<report::PlannedPoint> planned,
+                     const std::optional<fs::path>& out, bool force) {
+  report::Multiplex outputs;
+  std::optional<report::RunLock> lock;
+  if (out) {
+    const report::RunDirectory dir(*out);
+    int refused = 0;
+    lock = open_run_directory(dir, force, refused);
+    if (!lock) return static_cast<ExitCode>(refused);
+    try {
+      log::open_file(dir.log());
+    } catch (const std::exception& e) {
+      log::error("{}", e.what());
+      return cannot_write;
+    }
+    outputs.add(report::sinks::native_traces(dir));
+    outputs.add(report::sinks::chrome_traces(dir));
+    outputs.add(report::sinks::results_json(dir));
+    outputs.add(report::sinks::markdown_summary(dir));
+    outputs.add(report::sinks::junit(dir));
+    outputs.add(report::sinks::html_report(dir));
+  }
+  outputs.add(report::sinks::run_log());
+  outputs.add(report::sinks::terminal_report());
+  report::Assembler assembler(run, outputs);
+  assembler.set_planned(std::move(planned));
+  assembler.set_sweep_guesses(std::move(guesses.sweeps));
+  try {
+    outputs.begin(run);
+    for (auto& e : recorded.experiments) {
+      const auto name = e.measurement.experiment;
+      assembler.add({std::move(e.measurement), std::move(guesses.points[name]), std::move(e.family), std::move(e.point)});
+    }
+    assembler.finish();
+  } catch (const std::exception& e) {
+    log::error("{}", e.what());
+    return cannot_write;
+  }
+  return outcome_code(report::tally(run));
+}
 
 int replay(const fs::path& run_dir, const std::optional<fs::path>& series_file, const std::optional<fs::path>& out, bool force) {
   report::RunResult recorded;
-  ReplayGuesses guesses;
+  RecordedGuesses guesses;
+  std::vector<report::PlannedPoint> planned;
   try {
     recorded = report::RunDirectory(run_dir).read();
+    for (const auto& e : recorded.experiments) planned.push_back({e.measurement.experiment, e.family, e.point});
     // The recorded traces are read now, so that a damaged one is bad input, not a failure to write.
     for (const auto& e : recorded.experiments) {
       if (e.measurement.trace) e.measurement.trace->record_count();
       if (e.measurement.cold && e.measurement.cold->trace) e.measurement.cold->trace->record_count();
     }
-    guesses = replay_guesses(recorded, series_file);
+    guesses = recorded_guesses(recorded, planned, series_file);
   } catch (const util::InputError& e) {
     for (const auto& p : e.problems()) fmt::print(stderr, "{}\n", p.str());
     return bad_input;
@@ -284,51 +337,15 @@ int replay(const fs::path& run_dir, const std::optional<fs::path>& series_file, 
   run.interrupted = recorded.interrupted;
   run.planned = recorded.experiments.size();
   run.run_dir = out.value_or(run_dir);
-  report::Multiplex outputs;
-  std::optional<report::RunLock> lock;
   if (out) {
     std::error_code ec;
     if (fs::equivalent(*out, run_dir, ec)) {
       log::error("--out {} is the recorded run itself; replay into another directory", out->string());
       return bad_input;
     }
-    const report::RunDirectory dir(*out);
-    int refused = 0;
-    lock = open_run_directory(dir, force, refused);
-    if (!lock) return refused;
-    try {
-      log::open_file(dir.log());
-    } catch (const std::exception& e) {
-      log::error("{}", e.what());
-      return cannot_write;
-    }
-    outputs.add(report::sinks::native_traces(dir));
-    outputs.add(report::sinks::chrome_traces(dir));
-    outputs.add(report::sinks::results_json(dir));
-    outputs.add(report::sinks::markdown_summary(dir));
-    outputs.add(report::sinks::junit(dir));
-    outputs.add(report::sinks::html_report(dir));
   }
   log::info("replaying {}{}", run_dir.string(), series_file ? " with the guesses of " + series_file->string() : "");
-  outputs.add(report::sinks::run_log());
-  outputs.add(report::sinks::terminal_report());
-  report::Assembler assembler(run, outputs);
-  std::vector<report::PlannedPoint> planned;
-  for (const auto& e : recorded.experiments) planned.push_back({e.measurement.experiment, e.family, e.point});
-  assembler.set_planned(std::move(planned));
-  assembler.set_sweep_guesses(std::move(guesses.sweeps));
-  try {
-    outputs.begin(run);
-    for (auto& e : recorded.experiments) {
-      const auto name = e.measurement.experiment;
-      assembler.add({std::move(e.measurement), std::move(guesses.points[name]), std::move(e.family), std::move(e.point)});
-    }
-    assembler.finish();
-  } catch (const std::exception& e) {
-    log::error("{}", e.what());
-    return cannot_write;
-  }
-  return outcome_code(report::tally(run));
+  return judge_again(run, std::move(recorded), std::move(guesses), std::move(planned), out, force);
 }
 
 int metrics() {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -21,10 +22,11 @@ namespace expr::cli {
 enum ExitCode : int {
   ok = 0,
   required_guess_failed = 1,  // a guess marked required was contradicted or could not be judged
-  bad_input = 2,              // usage, series file, plugin or guess errors: nothing ran; or runs that cannot be compared
-  experiment_failed = 3,      // an experiment failed, crashed, timed out or was interrupted (takes precedence over 5 and 1)
+  bad_input = 2,              // usage, series file, plugin or guess errors: nothing ran; or runs that cannot be compared or merged
+  experiment_failed = 3,      // an experiment failed, crashed, timed out or was interrupted (takes precedence over 6, 5 and 1)
   cannot_write = 4,           // the run directory or the history could not be written, or another run is writing it
   regression = 5,             // compared with a baseline, a regression beyond the gates (takes precedence over 1)
+  incomplete = 6,             // merge: experiments of the series are missing (a shard did not finish or was not given); over 3 and 1
   // `expr run` stopped by a signal exits with 128 + its number: 130 for SIGINT, 143 for SIGTERM.
   interrupted_base = 128,
 };
@@ -53,6 +55,8 @@ struct RunArgs {
   bool no_history = false;                       // --no-history: record nothing
   std::optional<std::string> baseline;           // --baseline REF: gate the run against it
   GateArgs gate;
+  std::optional<std::string> shard;  // "K/N": run only this shard's experiments (series/shard.hpp)
+  std::optional<std::string> gpus;   // "all", "N" or "I,J,...": one worker per GPU (runner/schedule.hpp)
 };
 
 // Where runs are recorded unless --history says otherwise: $EXPR_HISTORY, else
@@ -67,6 +71,9 @@ struct LoadedSeries {
   series::Plan plan;
   std::vector<std::vector<expect::CompiledGuess>> guesses;  // parallel to plan.experiments
   std::vector<expect::CompiledSweepGuess> sweep_guesses;
+  // Set when `plan` is one shard of the series (series/shard.hpp): the whole series as planned,
+  // each point with its shard.
+  std::optional<report::ShardRecord> shard;
 };
 // Prints every problem and returns nothing on error. `axes` are --axis options.
 std::optional<LoadedSeries> load_series(const std::filesystem::path& file, const std::vector<std::string>& axes = {});
@@ -77,6 +84,20 @@ void print_expansion(const series::Plan& plan);
 // Prints where the run's Chrome traces are, for Perfetto, TensorBoard and HTA, after `before`,
 // when it has any.
 void print_traces_line(const report::RunDirectory& dir, std::string_view before = "");
+// The guesses a recorded run is judged with again (replay, merge): those recorded, with the series'
+// own replaced by those of `series_file` when one is given. `planned` is every experiment of the
+// series, as guesses that name a family resolve against it. Throws util::InputError.
+struct RecordedGuesses {
+  std::map<std::string, std::vector<expect::CompiledGuess>> points;  // per experiment
+  std::vector<expect::CompiledSweepGuess> sweeps;
+};
+RecordedGuesses recorded_guesses(const report::RunResult& recorded, const std::vector<report::PlannedPoint>& planned,
+                                 const std::optional<std::filesystem::path>& series_file);
+// Judges the recorded experiments again into `run` and tells the outputs: the run directory `out`
+// when given (results.json, reports, traces; an earlier run there is replaced only with `force`),
+// the terminal report always.
+ExitCode judge_again(report::RunResult& run, report::RunResult recorded, RecordedGuesses guesses, std::vector<report::PlannedPoint> planned,
+                     const std::optional<std::filesystem::path>& out, bool force);
 
 int run(const RunArgs& args);
 
@@ -100,6 +121,10 @@ int show(const std::filesystem::path& run_dir, const std::string& program);
 std::string resume_command(const std::string& program, const std::filesystem::path& run_dir);
 int replay(const std::filesystem::path& run_dir, const std::optional<std::filesystem::path>& series,
            const std::optional<std::filesystem::path>& out, bool force);
+// One run directory from the run directories of a series' shards: every guess judged again over
+// all of them, the missing experiments named with their shard. Refuses shards of different series
+// or environments unless `allow_mixed`.
+int merge(const std::vector<std::filesystem::path>& shard_dirs, const std::filesystem::path& out, bool allow_mixed, bool force);
 
 // Creates and locks a run directory for `run` or `replay` (report::RunDirectory::create). On
 // refusal prints why and gives the exit code in `refused`.

@@ -43,6 +43,9 @@ int main(int argc, char** argv) {
                                    "values, in every experiment whose plugin has it; repeatable")
                    ->allow_extra_args(false);
   run_cmd->add_flag("--dry-run", run.dry_run, "list the experiments, one per sweep point, and run nothing");
+  auto* shard = run_cmd->add_option("--shard", run.shard, "K/N: run only shard K (0 to N-1) of N; `expr merge` joins the shards' run directories");
+  run_cmd->add_option("--gpus", run.gpus, "all, N or I,J,...: run experiments at once, one worker per GPU, each worker seeing only its GPU "
+                      "(with CPU experiments only and no GPU: N workers)");
   auto* force = run_cmd->add_flag("--force", run.force, "--out may hold an earlier run: replace it (its results, reports and experiment folders)");
   run_cmd->add_option("--resume", run.resume, "take up the run in this directory: run only its experiments without a result, "
                       "with the options it was started with")
@@ -50,6 +53,7 @@ int main(int argc, char** argv) {
       ->excludes(out)
       ->excludes(device)
       ->excludes(axis)
+      ->excludes(shard)
       ->excludes(force);
   run_cmd->add_option("--history", run.history, "record the run in this history database (default: $EXPR_HISTORY, else runs/history.sqlite)");
   run_cmd->add_flag("--no-history", run.no_history, "record nothing in the history");
@@ -79,6 +83,15 @@ int main(int argc, char** argv) {
   replay_cmd->add_option("--out", replay_out, "write results.json, reports and Chrome traces here");
   bool replay_force = false;
   replay_cmd->add_flag("--force", replay_force, "--out may hold an earlier run: replace it");
+
+  std::vector<std::filesystem::path> merge_dirs;
+  std::filesystem::path merge_out;
+  bool merge_mixed = false, merge_force = false;
+  auto* merge_cmd = app.add_subcommand("merge", "make one run directory from the run directories of a series' shards");
+  merge_cmd->add_option("shard_dirs", merge_dirs, "the shards' run directories")->required();
+  merge_cmd->add_option("--out", merge_out, "the merged run directory")->required();
+  merge_cmd->add_flag("--force", merge_force, "--out may hold an earlier run: replace it");
+  merge_cmd->add_flag("--allow-mixed", merge_mixed, "merge shards of different series or environments, and show the mix");
 
   auto* metrics_cmd = app.add_subcommand("metrics", "list what guesses can ask about");
 
@@ -145,6 +158,7 @@ int main(int argc, char** argv) {
   if (*list_cmd) return expr::cli::list(list_dirs);
   if (*show_cmd) return expr::cli::show(show_dir, argv[0]);
   if (*replay_cmd) return expr::cli::replay(replay_dir, replay_series, replay_out, replay_force);
+  if (*merge_cmd) return expr::cli::merge(merge_dirs, merge_out, merge_mixed, merge_force);
   if (*metrics_cmd) return expr::cli::metrics();
   if (*new_plugin_cmd) {
     using expr::cli::PluginKind;

@@ -5,10 +5,13 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <fstream>
 #include <map>
 #include <set>
+#include <sstream>
 
 #include "cli/commands.hpp"
 #include "history/compare.hpp"
@@ -20,6 +23,7 @@
 #include "report/summary.hpp"
 #include "runner/interrupt.hpp"
 #include "runner/series_runner.hpp"
+#include "series/shard.hpp"
 #include "util/atomic_file.hpp"
 #include "util/log.hpp"
 #include "util/regex.hpp"
@@ -85,12 +89,157 @@ void record_request(const report::RunDirectory& dir, const report::RunRequest& r
   dir.write_plan(report::run_plan(request, plan));
 }
 
+// Each point's expected cost: its wall time in the history (`from` says which runs count); a
+// point without one, the median of those known; all the same (1) when none is known. `run` is the
+// history run they come from, empty when none.
+struct ExpectedCosts {
+  std::vector<double> seconds;  // parallel to the plan's experiments
+  std::string run;
+};
+ExpectedCosts expected_costs(history::Store* store, const series::Plan& plan, history::WallTimes::From from) {
+  ExpectedCosts out{std::vector<double>(plan.experiments.size(), 1.0), ""};
+  if (!store || plan.experiments.empty()) return out;
+  std::vector<std::string> identities;
+  for (const auto& e : plan.experiments) identities.push_back(e.name);
+  const auto known = store->wall_times(plan.name, identities, from);
+  if (known.seconds.empty()) return out;
+  std::vector<double> values;
+  for (const auto& [identity, seconds] : known.seconds) values.push_back(seconds);
+  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2), values.end());
+  const double median = values[values.size() / 2];
+  for (std::size_t i = 0; i < identities.size(); ++i) {
+    const auto it = known.seconds.find(identities[i]);
+    out.seconds[i] = it == known.seconds.end() ? median : it->second;
+  }
+  out.run = known.run;
+  return out;
+}
+
+// The series of `request`, read and checked (load_series). With request.shard ("K/N") only that
+// shard's points are kept, and `shard` records which shard it is, the series fingerprint and the
+// whole plan with each point's shard: balanced by the wall times of the newest whole run of the
+// series in `store` (none: equal costs), or, resuming a shard, as `resumed` recorded it. Prints
+// every problem and returns nothing on error.
+std::optional<LoadedSeries> load_request(const report::RunRequest& request, history::Store* store, const report::ShardRecord* resumed) {
+  auto loaded = load_series(request.series, request.axes);
+  if (!loaded || !request.shard) return loaded;
+  series::Shard shard;
+  try {
+    shard = series::parse_shard(*request.shard);
+  } catch (const std::invalid_argument& e) {
+    log::error("{}", e.what());
+    return std::nullopt;
+  }
+  auto& plan = loaded->plan;
+  std::vector<std::size_t> assignment;
+  std::string costs_from;
+  if (resumed) {
+    // The shards of a series must agree on who runs what, so a resumed shard keeps its assignment
+    // whatever the history has learnt since.
+    std::map<std::string, std::size_t> recorded;
+    for (const auto& p : resumed->plan) recorded[p.planned.name] = p.shard;
+    for (const auto& e : plan.experiments) {
+      const auto it = recorded.find(e.name);
+      if (it == recorded.end()) {
+        log::error("cannot resume shard {}: the series now has {}, which the shard's plan lacks; start a new run of every shard",
+                   shard.str(), e.name);
+        return std::nullopt;
+      }
+      assignment.push_back(it->second);
+    }
+    costs_from = resumed->costs_from;
+  } else {
+    const auto costs = expected_costs(store, plan, history::WallTimes::From::one_whole_run);
+    assignment = series::assign_shards(plan, costs.seconds, shard.count);
+    costs_from = costs.run;
+  }
+  std::ifstream series_file(request.series);
+  const std::string series_text(std::istreambuf_iterator<char>(series_file), {});
+  report::ShardRecord record{shard.index, shard.count, series::fingerprint(plan, series_text, request.axes), costs_from, {}};
+  std::vector<series::ExperimentPlan> kept;
+  std::vector<std::vector<expect::CompiledGuess>> kept_guesses;
+  for (std::size_t i = 0; i < plan.experiments.size(); ++i) {
+    auto& e = plan.experiments[i];
+    record.plan.push_back({{e.name, e.family, e.point}, assignment[i]});
+    if (assignment[i] != shard.index) continue;
+    kept.push_back(std::move(e));
+    kept_guesses.push_back(std::move(loaded->guesses[i]));
+  }
+  plan.experiments = std::move(kept);
+  loaded->guesses = std::move(kept_guesses);
+  loaded->shard = std::move(record);
+  return loaded;
+}
+
+// How many workers run at once, and on which GPUs (`--gpus`).
+struct Workers {
+  std::vector<int> gpus;  // one worker each; empty: `count` workers, no GPU of their own
+  std::size_t count = 1;
+};
+
+// Whether an experiment runs on the CPU whatever the machine has: so asked (by --device or the
+// series), or its plugin runs nowhere else.
+bool runs_on_cpu(const series::ExperimentPlan& e, const std::optional<std::string>& device) {
+  const auto& devices = e.plugin->description().devices;
+  if (std::find(devices.begin(), devices.end(), Device::cuda) == devices.end()) return true;
+  return device ? *device == "cpu" : e.device == series::DeviceChoice::cpu;
+}
+
+// `--gpus all|N|I,J,...` against the machine: the GPUs, one worker each. Without a CUDA device, the
+// experiments must all run on the CPU, and then N (or as many as listed) workers run them; `all`
+// is one. Throws std::invalid_argument with the reason.
+Workers choose_workers(const std::string& spec, const runner::DeviceProbe& probe, const series::Plan& plan,
+                       const std::optional<std::string>& device) {
+  std::vector<int> listed;
+  bool all = spec == "all";
+  if (!all) {
+    std::stringstream items(spec);
+    for (std::string item; std::getline(items, item, ',');) {
+      int value = -1;
+      const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), value);
+      if (item.empty() || ec != std::errc{} || end != item.data() + item.size() || value < 0)
+        throw std::invalid_argument(fmt::format("--gpus {}: expected all, a number of GPUs, or GPU indices as in 0,2,3", spec));
+      if (std::find(listed.begin(), listed.end(), value) != listed.end())
+        throw std::invalid_argument(fmt::format("--gpus {}: GPU {} is listed twice", spec, value));
+      listed.push_back(value);
+    }
+    if (listed.empty()) throw std::invalid_argument(fmt::format("--gpus {}: expected all, a number of GPUs, or GPU indices as in 0,2,3", spec));
+  }
+  const bool count = !all && listed.size() == 1 && spec.find(',') == std::string::npos;  // "2": two GPUs; "2," is GPU 2
+  if (count && listed[0] == 0) throw std::invalid_argument(fmt::format("--gpus 0: at least one GPU; GPU 0 alone is --gpus 0,"));
+  Workers w;
+  if (probe.devices == 0) {
+    const auto gpu = std::find_if(plan.experiments.begin(), plan.experiments.end(), [&](const auto& e) { return !runs_on_cpu(e, device); });
+    if (gpu != plan.experiments.end())
+      throw std::invalid_argument(fmt::format("--gpus {}: no CUDA device ({}), and {} may run on one; --device cpu runs every experiment on the CPU",
+                                              spec, probe.unavailable, gpu->name));
+    w.count = all ? 1 : count ? static_cast<std::size_t>(listed[0]) : listed.size();
+    return w;
+  }
+  if (all) {
+    for (int i = 0; i < probe.devices; ++i) w.gpus.push_back(i);
+  } else if (count) {
+    if (listed[0] > probe.devices)
+      throw std::invalid_argument(fmt::format("--gpus {}: this machine has {} CUDA device{}", spec, probe.devices, probe.devices == 1 ? "" : "s"));
+    for (int i = 0; i < listed[0]; ++i) w.gpus.push_back(i);
+  } else {
+    for (const auto i : listed)
+      if (i >= probe.devices)
+        throw std::invalid_argument(fmt::format("--gpus {}: there is no GPU {}; this machine has {} CUDA device{} (0 to {})", spec, i, probe.devices,
+                                                probe.devices == 1 ? "" : "s", probe.devices - 1));
+    w.gpus = listed;
+  }
+  w.count = w.gpus.size();
+  return w;
+}
+
 // What one execution of a series adds to running it: what `expr run` (new or resumed), each run of
 // `expr calibrate` and the second measurement of inconclusive experiments differ in.
 struct Execution {
   history::Store* store = nullptr;  // record the run here
   history::Noise noise;             // each point's calibrated run-to-run noise, carried by its timings
   bool terminal_report = true;
+  Workers workers;                  // --gpus
 };
 struct Executed {
   report::RunResult run;
@@ -107,7 +256,8 @@ std::map<std::string, std::string> starting_environment(const runner::DeviceProb
 }
 
 // A new run's identity, for a plan about to run into `dir`.
-report::RunResult new_run(const series::Plan& plan, const fs::path& series_file, const report::RunDirectory& dir) {
+report::RunResult new_run(const LoadedSeries& loaded, const fs::path& series_file, const report::RunDirectory& dir) {
+  const auto& plan = loaded.plan;
   report::RunResult run;
   run.id = report::new_run_id();
   run.revision = report::expr_revision();
@@ -115,6 +265,7 @@ report::RunResult new_run(const series::Plan& plan, const fs::path& series_file,
   run.series_file = series_file.string();
   run.description = plan.description;
   run.planned = plan.experiments.size();
+  run.shard = loaded.shard;
   run.run_dir = dir.root();
   run.started = report::utc_now();
   return run;
@@ -140,6 +291,8 @@ Executed execute(LoadedSeries& loaded, report::RunResult run, const report::RunD
   runner::RunOptions options{[&dir](const std::string& experiment) { return dir.files(experiment); }, request.filter, std::nullopt,
                              &interrupts};
   if (request.device) options.device = *request.device == "cuda" ? Device::cuda : Device::cpu;
+  options.gpus = how.workers.gpus;
+  options.workers = how.workers.count;
 
   report::Multiplex outputs;
   outputs.add(report::sinks::run_log());
@@ -157,9 +310,20 @@ Executed execute(LoadedSeries& loaded, report::RunResult run, const report::RunD
     outputs.add(std::move(sink));
   }
   report::Assembler assembler(r, outputs);
+  // Every point of the series, those other shards run too: guesses naming a family resolve
+  // against them, and a guess reading one of another shard says where it runs.
   std::vector<report::PlannedPoint> planned;
-  for (const auto& e : loaded.plan.experiments) planned.push_back({e.name, e.family, e.point});
+  std::map<std::string, std::string> elsewhere;
+  if (loaded.shard) {
+    for (const auto& p : loaded.shard->plan) {
+      planned.push_back(p.planned);
+      if (p.shard != loaded.shard->index) elsewhere[p.planned.name] = "shard " + series::Shard{p.shard, loaded.shard->count}.str();
+    }
+  } else {
+    for (const auto& e : loaded.plan.experiments) planned.push_back({e.name, e.family, e.point});
+  }
   assembler.set_planned(std::move(planned));
+  assembler.set_elsewhere(std::move(elsewhere));
   assembler.set_sweep_guesses(std::move(loaded.sweep_guesses));
   std::set<std::string> done;
   for (const auto& e : restored) done.insert(e.measurement.experiment);
@@ -168,6 +332,11 @@ Executed execute(LoadedSeries& loaded, report::RunResult run, const report::RunD
   std::erase_if(to_run.experiments, [&done](const auto& e) { return done.count(e.name) > 0; });
   Observer observer(loaded, r, assembler, outputs, how.noise);
   outputs.begin(r);
+  if (how.workers.count > 1) {
+    // The longest first, by what each took last time: the run ends soonest.
+    const auto costs = expected_costs(how.store, to_run, history::WallTimes::From::newest_each);
+    if (!costs.run.empty()) options.expected_seconds = costs.seconds;
+  }
   runner::run_series(to_run, probe, options, observer);
   r.finished = report::utc_now();
   r.interrupted = interrupts.name();
@@ -190,7 +359,7 @@ std::optional<Executed> execute_new(LoadedSeries& loaded, const fs::path& series
   } catch (const std::exception& e) {
     throw std::runtime_error(fmt::format("cannot write the run directory {}: {}", dir.root().string(), e.what()));
   }
-  return execute(loaded, new_run(loaded.plan, series_file, dir), dir, request, {}, probe, how);
+  return execute(loaded, new_run(loaded, series_file, dir), dir, request, {}, probe, how);
 }
 
 // Says on stderr how many experiments an interrupted run left, and how to run them.
@@ -217,9 +386,11 @@ int gate(const RunArgs& args, const report::RunRequest& request, const history::
     comparison = history::compare(base, candidate, options);
     if (const auto again = comparison.inconclusive_experiments(); !again.empty()) {
       fmt::print(stderr, "\nmeasuring {} inconclusive experiment{} once more: {}\n", again.size(), again.size() == 1 ? "" : "s", fmt::join(again, ", "));
-      auto loaded = load_series(request.series, request.axes);
-      if (!loaded) return bad_input;
+      // Exactly these points, all of this run's shard: no shard to choose.
       auto remeasure = request;
+      remeasure.shard.reset();
+      auto loaded = load_request(remeasure, nullptr, nullptr);
+      if (!loaded) return bad_input;
       remeasure.filter = util::exactly(again);
       Execution quiet = how;
       quiet.store = nullptr;  // the new measurements replace the first ones below, in this run
@@ -277,7 +448,7 @@ struct Prepared {
 
 // `expr run --resume RUN_DIR [SERIES]`: the run's own request again, its finished points kept.
 // Returns ok with `p` filled, or the exit code to stop with; a dry run lists what would run.
-int prepare_resume(const RunArgs& args, Prepared& p) {
+int prepare_resume(const RunArgs& args, history::Store* store, Prepared& p) {
   const report::RunDirectory dir(*args.resume);
   // Taken before the run is read, so that no other run writes it meanwhile; held until the run has
   // written everything. A dry run writes nothing and needs none; a directory that is not there has
@@ -301,7 +472,7 @@ int prepare_resume(const RunArgs& args, Prepared& p) {
   }
   p.request = recorded.request;
   if (!args.series.empty()) p.request.series = fs::absolute(args.series);
-  p.loaded = load_series(p.request.series, p.request.axes);
+  p.loaded = load_request(p.request, store, earlier.shard ? &*earlier.shard : nullptr);
   if (!p.loaded) return bad_input;
   auto& loaded = *p.loaded;
 
@@ -320,6 +491,7 @@ int prepare_resume(const RunArgs& args, Prepared& p) {
   run.series_file = args.series.empty() ? earlier.series_file : args.series.string();
   run.description = loaded.plan.description;
   run.planned = loaded.plan.experiments.size();
+  run.shard = loaded.shard;
   run.run_dir = dir.root();
   run.started = earlier.started;
   run.resumed = earlier.resumed;
@@ -354,12 +526,27 @@ int prepare_resume(const RunArgs& args, Prepared& p) {
 }  // namespace
 
 int run(const RunArgs& args) {
+  // The history is opened before anything is run: a file that cannot be used stops the run here,
+  // not after an hour of measuring; and shards are balanced by the wall times it holds. A dry run
+  // reads one that is there and makes none.
+  std::optional<history::Store> store;
+  const auto history_file = args.history.value_or(default_history());
+  if (!args.no_history && (!args.dry_run || fs::exists(history_file))) {
+    try {
+      store.emplace(history_file);
+      note_migration(*store);
+    } catch (const std::exception& e) {
+      log::error("{}\n(--history PATH records elsewhere, --no-history not at all)", e.what());
+      return cannot_write;
+    }
+  }
   Prepared p;
   if (args.resume) {
-    const int code = prepare_resume(args, p);
+    const int code = prepare_resume(args, store ? &*store : nullptr, p);
     if (code != ok || args.dry_run) return code;
   } else {
-    p.loaded = load_series(args.series, args.axes);
+    p.request = {fs::absolute(args.series), args.axes, args.filter, args.device, args.shard};
+    p.loaded = load_request(p.request, store ? &*store : nullptr, nullptr);
     if (!p.loaded) return bad_input;
     if (args.dry_run) {
       print_expansion(p.loaded->plan);
@@ -374,7 +561,6 @@ int run(const RunArgs& args) {
       }
     }
     p.dir.emplace(args.out.value_or(default_run_dir(p.loaded->plan.name)));
-    p.request = {fs::absolute(args.series), args.axes, args.filter, args.device};
   }
   if (args.baseline) {
     try {
@@ -387,18 +573,6 @@ int run(const RunArgs& args) {
   auto& loaded = *p.loaded;
   const auto& dir = *p.dir;
 
-  // The history is opened before anything is run: a file that cannot be used stops the run here,
-  // not after an hour of measuring.
-  std::optional<history::Store> store;
-  if (!args.no_history) {
-    try {
-      store.emplace(args.history.value_or(default_history()));
-      note_migration(*store);
-    } catch (const std::exception& e) {
-      log::error("{}\n(--history PATH records elsewhere, --no-history not at all)", e.what());
-      return cannot_write;
-    }
-  }
   // The baseline is found before the run, so a wrong one is reported before anything is measured,
   // and @last is the newest run before this one.
   std::optional<history::RunRecord> base;
@@ -414,6 +588,18 @@ int run(const RunArgs& args) {
   const auto probe = runner::probe_devices();
   Execution how;
   how.store = store ? &*store : nullptr;
+  if (args.gpus) {
+    try {
+      how.workers = choose_workers(*args.gpus, probe, loaded.plan, p.request.device);
+    } catch (const std::invalid_argument& e) {
+      log::error("{}", e.what());
+      return bad_input;
+    }
+    if (how.workers.gpus.empty())
+      fmt::print(stderr, "{} worker{} at once on the CPU\n", how.workers.count, how.workers.count == 1 ? "" : "s");
+    else
+      fmt::print(stderr, "one worker per GPU: {}\n", fmt::join(how.workers.gpus, ", "));
+  }
   if (store) {
     how.noise = store->noise(loaded.plan.name, history::machine_fingerprint(starting_environment(probe)));
     if (!how.noise.empty())
@@ -481,7 +667,7 @@ int calibrate(const CalibrateArgs& args) {
   Execution how;
   how.store = &*store;
   how.terminal_report = false;
-  const report::RunRequest request{fs::absolute(args.run.series), args.run.axes, args.run.filter, args.run.device};
+  const report::RunRequest request{fs::absolute(args.run.series), args.run.axes, args.run.filter, args.run.device, std::nullopt};
   const auto root = args.run.out.value_or(default_run_dir(name, "-calibration"));
   std::vector<history::RunRecord> records;
   std::vector<std::string> ids;

@@ -16,6 +16,22 @@ const ExperimentRecord* RunRecord::find(const std::string& identity) const {
   return nullptr;
 }
 
+namespace {
+
+// The worker's wall time: from "spawned" to "reaped" (outcome::Mark), when both were marked.
+std::optional<double> wall_seconds(const outcome::Measurement& m) {
+  const auto at = [&](const char* step) -> std::optional<double> {
+    for (const auto& mark : m.timeline)
+      if (mark.step == step) return static_cast<double>(mark.at);
+    return std::nullopt;
+  };
+  const auto spawned = at("spawned"), reaped = at("reaped");
+  if (!spawned || !reaped || *reaped < *spawned) return std::nullopt;
+  return (*reaped - *spawned) / 1e9;
+}
+
+}  // namespace
+
 ExperimentRecord snapshot(const report::ExperimentResult& e) {
   const auto& m = e.measurement;
   ExperimentRecord r;
@@ -28,6 +44,7 @@ ExperimentRecord snapshot(const report::ExperimentResult& e) {
   r.status = m.status;
   r.reason = m.reason;
   r.first_call_ns = m.first_call_ns;
+  r.wall_seconds = wall_seconds(m);
   if (m.device_time) r.timings["gpu_time"] = *m.device_time;
   if (m.host) r.timings["host_time"] = *m.host;
   try {

@@ -34,6 +34,7 @@ struct ExperimentRecord {
   outcome::Status status = outcome::Status::skipped;
   std::string reason;
   std::optional<double> first_call_ns;
+  std::optional<double> wall_seconds;  // its worker's spawn to its reaping; none in runs recorded before it was kept
   std::map<std::string, outcome::Stats> timings;  // by metric: gpu_time, host_time
   analysis::Structure structure;
 };

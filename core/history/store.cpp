@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <set>
 
 namespace expr::history {
 
@@ -111,6 +112,11 @@ ALTER TABLE runs ADD COLUMN calibration INTEGER REFERENCES calibrations (id);  -
 ALTER TABLE runs ADD COLUMN baseline TEXT;  -- with --baseline: the run it was gated against
 ALTER TABLE runs ADD COLUMN gate TEXT;      -- with --baseline: 'passed' or 'failed'
 ALTER TABLE timings ADD COLUMN run_to_run REAL NOT NULL DEFAULT 0;
+)sql",
+    // 3: each experiment's wall time, from its worker's spawn to its reaping: what it costs a run,
+    // by which shards are balanced and several workers take the longest first.
+    R"sql(
+ALTER TABLE experiments ADD COLUMN wall_seconds REAL;
 )sql",
 };
 
@@ -233,8 +239,8 @@ void Store::record_experiment(const std::string& run_id, const ExperimentRecord&
   Transaction t(db_);
   Statement(db_, "DELETE FROM experiments WHERE run_id = ?1 AND identity = ?2").bind(1, run_id).bind(2, e.identity).run();
   Statement(db_,
-            "INSERT INTO experiments (run_id, identity, family, point, plugin, params, device, status, reason, first_call_ns, structure) "
-            "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)")
+            "INSERT INTO experiments (run_id, identity, family, point, plugin, params, device, status, reason, first_call_ns, structure, "
+            "wall_seconds) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)")
       .bind(1, run_id)
       .bind(2, e.identity)
       .bind(3, e.family)
@@ -246,6 +252,7 @@ void Store::record_experiment(const std::string& run_id, const ExperimentRecord&
       .bind(9, e.reason)
       .bind(10, e.first_call_ns)
       .bind(11, dump(structure_json(e.structure)))
+      .bind(12, e.wall_seconds)
       .run();
   Statement timing(db_,
                    "INSERT INTO timings (run_id, identity, metric, median_ns, spread, count, iterations, seconds, converged, samples, run_to_run) "
@@ -357,8 +364,8 @@ std::optional<RunRecord> Store::load(const std::string& id) {
   r.tally.experiments_failed = static_cast<std::size_t>(run.integer(13));
 
   Statement experiments(db_,
-                        "SELECT identity, family, point, plugin, params, device, status, reason, first_call_ns, structure FROM experiments "
-                        "WHERE run_id = ?1 ORDER BY rowid");
+                        "SELECT identity, family, point, plugin, params, device, status, reason, first_call_ns, structure, wall_seconds "
+                        "FROM experiments WHERE run_id = ?1 ORDER BY rowid");
   experiments.bind(1, id);
   while (experiments.step()) {
     ExperimentRecord e;
@@ -372,6 +379,7 @@ std::optional<RunRecord> Store::load(const std::string& id) {
     e.reason = experiments.text(7);
     if (!experiments.is_null(8)) e.first_call_ns = experiments.number(8);
     e.structure = structure_from(json::parse(experiments.text(9)));
+    if (!experiments.is_null(10)) e.wall_seconds = experiments.number(10);
     r.experiments.push_back(std::move(e));
   }
   Statement timings(db_,
@@ -389,6 +397,37 @@ std::optional<RunRecord> Store::load(const std::string& id) {
     r.verdicts.push_back({verdicts.text(0), verdicts.text(1), verdicts.integer(2) != 0, verdicts.text(3), verdicts.text(4), verdicts.text(5),
                           verdicts.text(6)});
   return r;
+}
+
+WallTimes Store::wall_times(const std::string& series, const std::vector<std::string>& identities, WallTimes::From from) {
+  const std::set<std::string> wanted(identities.begin(), identities.end());
+  Statement s(db_,
+              "SELECT r.id, e.identity, e.wall_seconds FROM experiments e JOIN runs r ON r.id = e.run_id WHERE r.series = ?1 AND "
+              "r.finished != '' AND e.status = 'ok' AND e.wall_seconds IS NOT NULL ORDER BY r.started DESC, r.rowid DESC");
+  s.bind(1, series);
+  WallTimes out;
+  std::string run;
+  std::map<std::string, double> of_run;  // the points of `run` read so far
+  const auto covers = [&] { return of_run.size() == wanted.size(); };
+  while (s.step()) {
+    const auto identity = s.text(1);
+    if (!wanted.count(identity)) continue;
+    if (from == WallTimes::From::newest_each) {
+      if (out.seconds.emplace(identity, s.number(2)).second && out.run.empty()) out.run = s.text(0);
+      continue;
+    }
+    if (s.text(0) != run) {
+      if (!run.empty() && covers()) break;
+      run = s.text(0);
+      of_run.clear();
+    }
+    of_run[identity] = s.number(2);
+  }
+  if (from == WallTimes::From::one_whole_run && !run.empty() && covers()) {
+    out.run = run;
+    out.seconds = std::move(of_run);
+  }
+  return out;
 }
 
 std::string Store::resolve(const std::string& reference, const std::string& series) {

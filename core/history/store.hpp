@@ -5,6 +5,7 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -18,6 +19,20 @@ namespace expr::history {
 // Each point's run-to-run noise from a calibration: (experiment identity, metric) -> the standard
 // deviation of log(median) between runs.
 using Noise = std::map<std::pair<std::string, std::string>, double>;
+
+// Points' wall times (seconds from their worker's spawn to its reaping) recorded in the history,
+// by identity, and the run they come from (with newest_each, the newest run among them).
+struct WallTimes {
+  enum class From {
+    // The newest finished run of the series that holds every point asked for: shards and runs
+    // filtered to some points hold only part, so shards of a series running at the same time,
+    // each recording its part, do not change what the others read.
+    one_whole_run,
+    newest_each,  // each point's newest, from any finished run of the series
+  };
+  std::string run;
+  std::map<std::string, double> seconds;
+};
 
 class Store {
  public:
@@ -68,6 +83,9 @@ class Store {
   std::vector<MetricPoint> metric_over_time(const std::string& series, const std::string& identity, const std::string& metric,
                                             std::size_t limit);
 
+  // Wall times of the points `identities` of `series` that ran ok (WallTimes::From says which
+  // runs count); empty when no run has them.
+  WallTimes wall_times(const std::string& series, const std::vector<std::string>& identities, WallTimes::From from);
   // The gate's verdict of a run against its baseline (expr run --baseline).
   void set_gate(const std::string& run_id, const std::string& baseline, bool passed);
 

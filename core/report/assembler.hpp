@@ -3,6 +3,8 @@
 // each experiment, so results.json always holds every verdict that can be known.
 #pragma once
 
+#include <map>
+#include <string>
 #include <vector>
 
 #include "expect/guesses.hpp"
@@ -35,6 +37,9 @@ class Assembler {
   // The run's experiments as planned, so that a guess naming a sweep's family reads its matching
   // point (like_with_like.hpp); without it, names are taken as they are.
   void set_planned(std::vector<PlannedPoint> planned) { planned_ = std::move(planned); }
+  // Planned experiments that run elsewhere (in another shard: "shard 2/3"). A guess that reads one,
+  // or a sweep guess over one, is not evaluable here and says where; `expr merge` judges it.
+  void set_elsewhere(std::map<std::string, std::string> where) { elsewhere_ = std::move(where); }
   // Guesses about whole sweeps, judged at the end over every point.
   void set_sweep_guesses(std::vector<expect::CompiledSweepGuess> guesses) { sweep_guesses_ = std::move(guesses); }
   // Judges everything still pending (experiments not in the run make their readers not
@@ -44,11 +49,14 @@ class Assembler {
  private:
   void append(FinishedExperiment experiment);
   void judge_ready(bool final);
+  // The points a sweep guess spans that run in another shard, named; empty when none.
+  std::string elsewhere_of(const expect::CompiledSweepGuess& g) const;
 
   RunResult& run_;
   Sink& sink_;
   std::vector<std::vector<expect::GuessTree>> trees_;  // parallel to run_.experiments[i].guesses
   std::vector<PlannedPoint> planned_;
+  std::map<std::string, std::string> elsewhere_;
   std::vector<expect::CompiledSweepGuess> sweep_guesses_;
 };
 

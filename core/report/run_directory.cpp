@@ -103,6 +103,22 @@ ParamValue param_from(const json& j) {
   return j.get<std::string>();
 }
 
+// A sweep point's axis values as "axes" (their order) and "point" in `out`, and back.
+void point_json(const series::AxisPoint& point, json& out) {
+  out["axes"] = json::array();
+  out["point"] = json::object();
+  for (const auto& [axis, value] : point) {
+    out["axes"].push_back(axis);
+    out["point"][axis] = param_json(value);
+  }
+}
+
+series::AxisPoint point_from(const json& x) {
+  series::AxisPoint point;
+  for (const auto& axis : x.value("axes", json::array())) point.emplace_back(axis, param_from(x.at("point").at(axis.get<std::string>())));
+  return point;
+}
+
 }  // namespace
 
 RunLock::~RunLock() {
@@ -179,12 +195,7 @@ json to_json(const RunResult& run, const RunDirectory& dir) {
     auto x = outcome::to_json(m);
     // A sweep point's family and axis values, for tools that group points; "axes" keeps their order.
     x["family"] = e.family;
-    x["axes"] = json::array();
-    x["point"] = json::object();
-    for (const auto& [axis, value] : e.point) {
-      x["axes"].push_back(axis);
-      x["point"][axis] = param_json(value);
-    }
+    point_json(e.point, x);
     if (m.trace) {
       x["trace_file"] = fs::relative(dir.native_trace(m.experiment), dir.root()).string();
       x["chrome_trace"] = fs::relative(dir.chrome_trace(m.experiment), dir.root()).string();
@@ -204,6 +215,22 @@ json to_json(const RunResult& run, const RunDirectory& dir) {
       x["guesses"].push_back(std::move(one));
     }
     j["experiments"].push_back(std::move(x));
+  }
+  if (run.shard) {
+    json plan = json::array();
+    for (const auto& p : run.shard->plan) {
+      json one{{"experiment", p.planned.name}, {"family", p.planned.family}, {"shard", p.shard}};
+      point_json(p.planned.point, one);
+      plan.push_back(std::move(one));
+    }
+    j["shard"] = {{"index", run.shard->index}, {"count", run.shard->count}, {"series_fingerprint", run.shard->series_fingerprint},
+                  {"costs_from", run.shard->costs_from.empty() ? json() : json(run.shard->costs_from)},
+                  {"plan", std::move(plan)}};
+  }
+  if (!run.merged.empty()) {
+    j["merged"] = json::array();
+    for (const auto& m : run.merged)
+      j["merged"].push_back({{"shard", m.shard}, {"dir", m.dir.empty() ? json() : json(m.dir)}, {"missing", m.missing}});
   }
   j["sweep_guesses"] = json::array();
   for (const auto& s : run.sweep_guesses) {
@@ -260,7 +287,7 @@ RunResult RunDirectory::read() const {
       ExperimentResult e;
       e.measurement = outcome::measurement_from_json(x);
       e.family = x.value("family", e.measurement.experiment);
-      for (const auto& axis : x.value("axes", json::array())) e.point.emplace_back(axis, param_from(x.at("point").at(axis.get<std::string>())));
+      e.point = point_from(x);
       if (const auto trace = x.value("trace_file", ""); !trace.empty()) e.measurement.trace = outcome::TraceSource(root_ / trace);
       if (e.measurement.cold)
         if (const auto trace = x.at("cold").value("trace_file", ""); !trace.empty()) {
@@ -281,6 +308,18 @@ RunResult RunDirectory::read() const {
       if (g.value("verdict", "pending") != "pending") s.guess.judgement = judgement_from(g);
       run.sweep_guesses.push_back(std::move(s));
     }
+    for (const auto& m : j.value("merged", json::array()))
+      run.merged.push_back({m.at("shard").get<std::string>(), m.at("dir").is_null() ? "" : m.at("dir").get<std::string>(), m.at("missing").get<std::size_t>()});
+    if (const auto it = j.find("shard"); it != j.end()) {
+      ShardRecord shard;
+      shard.index = it->at("index");
+      shard.count = it->at("count");
+      shard.series_fingerprint = it->at("series_fingerprint");
+      if (const auto costs = it->find("costs_from"); costs != it->end() && !costs->is_null()) shard.costs_from = costs->get<std::string>();
+      for (const auto& p : it->at("plan"))
+        shard.plan.push_back({{p.at("experiment").get<std::string>(), p.at("family").get<std::string>(), point_from(p)}, p.at("shard").get<std::size_t>()});
+      run.shard = std::move(shard);
+    }
   } catch (const json::exception& e) {
     throw std::runtime_error(fmt::format("{}: malformed: {}", file.string(), e.what()));
   }
@@ -291,7 +330,7 @@ void RunDirectory::write_plan(const RunPlan& plan) const {
   const auto& r = plan.request;
   json j{{"schema", plan_schema},
          {"request", {{"series", r.series.string()}, {"axes", r.axes}, {"filter", r.filter ? json(*r.filter) : json()},
-                      {"device", r.device ? json(*r.device) : json()}}},
+                      {"device", r.device ? json(*r.device) : json()}, {"shard", r.shard ? json(*r.shard) : json()}}},
          {"points", json::array()}};
   for (const auto& [name, settings] : plan.points) j["points"].push_back({{"name", name}, {"settings", settings}});
   util::write_atomically(this->plan(), j.dump(2, ' ', false, json::error_handler_t::replace) + "\n");
@@ -310,6 +349,7 @@ RunPlan RunDirectory::read_plan() const {
     out.request.axes = r.value("axes", std::vector<std::string>{});
     if (!r.at("filter").is_null()) out.request.filter = r.at("filter").get<std::string>();
     if (!r.at("device").is_null()) out.request.device = r.at("device").get<std::string>();
+    if (const auto shard = r.find("shard"); shard != r.end() && !shard->is_null()) out.request.shard = shard->get<std::string>();
     for (const auto& p : j.at("points")) out.points.emplace_back(p.at("name").get<std::string>(), p.at("settings"));
   } catch (const json::exception& e) {
     throw std::runtime_error(fmt::format("{}: malformed: {}", file.string(), e.what()));

@@ -1,6 +1,8 @@
 // A run directory: every path in it and the results schema, in one place.
 //
 //   RUN_DIR/results.json                          the run, schema expr.results/2 (schemas/), rewritten when it begins and after each experiment
+//   RUN_DIR/results.json "shard"                  a shard's index, count, series fingerprint and the whole plan (series/shard.hpp)
+//   RUN_DIR/results.json "merged"                 a merged run's shards: each one's directory and its experiments without a result
 //   RUN_DIR/summary.md, junit.xml                 reports, rewritten with it
 //   RUN_DIR/report.html, plots/*.svg              the page with plots (html_report.hpp), written when the run ends
 //   RUN_DIR/series.yaml                           the series file as it was run (last resumed)
@@ -43,6 +45,7 @@ struct RunRequest {
   std::vector<std::string> axes;       // --axis options as given
   std::optional<std::string> filter;   // --filter
   std::optional<std::string> device;   // --device: cpu or cuda
+  std::optional<std::string> shard;    // --shard K/N (series/shard.hpp)
 };
 
 // plan.json: the request and every planned point's settings (report/resume.hpp says which), by

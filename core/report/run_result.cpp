@@ -20,6 +20,8 @@ const ExperimentResult* RunResult::find(const std::string& experiment) const {
   return nullptr;
 }
 
+std::string ShardRecord::str() const { return fmt::format("{}/{}", index, count); }
+
 Tally tally(const RunResult& run) {
   Tally t;
   const auto count = [&t](const JudgedGuess& x) {

@@ -12,6 +12,7 @@
 #include "expect/check.hpp"
 #include "expect/sweep.hpp"
 #include "outcome/measurement.hpp"
+#include "report/like_with_like.hpp"
 #include "series/axes.hpp"
 #include "series/series.hpp"
 
@@ -43,6 +44,28 @@ struct JudgedSweepGuess {
   expect::SweepGeometry geometry;
 };
 
+// A shard's part of a series (series/shard.hpp): which shard it is, the series' fingerprint, and the
+// whole series as planned with each experiment's shard, so that `expr merge` can tell what is missing.
+struct ShardRecord {
+  std::size_t index = 0, count = 1;
+  std::string series_fingerprint;
+  std::string costs_from;  // the history run whose wall times balanced the shards; empty: equal costs
+  struct Point {
+    PlannedPoint planned;
+    std::size_t shard = 0;
+  };
+  std::vector<Point> plan;
+  std::string str() const;  // "1/3"
+};
+
+// One shard of a merged run (`expr merge`): where it was read from (empty when its directory was
+// not given) and how many of its planned experiments have no result there.
+struct MergedShard {
+  std::string shard;  // "1/3"
+  std::string dir;
+  std::size_t missing = 0;
+};
+
 struct RunResult {
   std::string id;  // unique to this run: its start time and a random suffix
   std::string series;
@@ -57,6 +80,8 @@ struct RunResult {
   std::size_t planned = 0;  // experiments in the plan: the run is complete once each has finished
   std::vector<ExperimentResult> experiments;
   std::vector<JudgedSweepGuess> sweep_guesses;  // judged once the run ends
+  std::optional<ShardRecord> shard;             // set when the run is one shard of a series
+  std::vector<MergedShard> merged;              // set when `expr merge` made the run from shards
 
   const ExperimentResult* find(const std::string& experiment) const;
 };

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 
@@ -124,6 +125,7 @@ class ProgressLine final : public Sink {
     auto& s = running_[experiment];
     s.start = std::chrono::steady_clock::now();
     s.where = placement.device == Device::cuda ? fmt::format("cuda:{}", placement.index) : "cpu";
+    s.order = ++started_;
     update(experiment, "starting", "");
   }
 
@@ -146,21 +148,33 @@ class ProgressLine final : public Sink {
  private:
   struct Running {
     std::chrono::steady_clock::time_point start;
-    std::string where, phase;
+    std::string where, phase, detail;
+    std::size_t order = 0;  // when it started, among the run's experiments
   };
 
+  // With several workers (`expr run --gpus`), the terminal's line shows each busy one, in the order
+  // they started; a log (not a terminal) gets a line per phase of each.
   void update(const std::string& experiment, std::string_view phase, std::string_view detail) {
     auto& s = running_[experiment];
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - s.start).count();
-    const auto line = fmt::format("[{}/{}] {} on {}: {}{}{} ({:.1f} s)", done_ + 1, total_, experiment, s.where, phase,
-                                  detail.empty() ? "" : " — ", detail, seconds);
+    const auto now = std::chrono::steady_clock::now();
+    const auto one = [&](const std::string& name, const Running& r) {
+      return fmt::format("{} on {}: {}{}{} ({:.1f} s)", name, r.where, r.phase, r.detail.empty() ? "" : " — ", r.detail,
+                         std::chrono::duration<double>(now - r.start).count());
+    };
+    const bool changed = phase != s.phase;
+    s.phase = std::string(phase);
+    s.detail = std::string(detail);
     if (tty_) {
+      std::vector<std::pair<std::size_t, std::string>> busy;
+      for (const auto& [name, r] : running_) busy.emplace_back(r.order, one(name, r));
+      std::sort(busy.begin(), busy.end());
+      std::string line = fmt::format("[{}/{}]", done_ + 1, total_);
+      for (const auto& [order, text] : busy) line += (busy.size() > 1 ? " | " : " ") + text;
       fmt::print(stderr, "\r\033[K{}", line);
       std::fflush(stderr);
-    } else if (phase != s.phase) {
-      fmt::print(stderr, "{}\n", line);
+    } else if (changed) {
+      fmt::print(stderr, "[{}/{}] {}\n", done_ + 1, total_, one(experiment, s));
     }
-    s.phase = std::string(phase);
   }
 
   // A line above the progress line.
@@ -170,7 +184,7 @@ class ProgressLine final : public Sink {
   }
 
   bool tty_ = ::isatty(STDERR_FILENO);
-  std::size_t total_ = 0, done_ = 0;
+  std::size_t total_ = 0, done_ = 0, started_ = 0;
   std::map<std::string, Running> running_;
 };
 

@@ -4,12 +4,15 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <cstdlib>
+#include <sstream>
 
 #include "device/cuda.hpp"
 #include "outcome/measurement_json.hpp"
 #include "runner/cold_trace.hpp"
 #include "runner/context.hpp"
 #include "runner/limits.hpp"
+#include "runner/schedule.hpp"
 #include "runner/worker.hpp"
 #include "util/log.hpp"
 #include "util/regex.hpp"
@@ -124,6 +127,20 @@ outcome::Measurement conclude(const series::ExperimentPlan& e, const Placement& 
   return m;
 }
 
+// In a worker, before anything starts CUDA: it sees only GPU `gpu`, as its device 0, so that a
+// plugin cannot touch a neighbour's GPU. When expr itself was given CUDA_VISIBLE_DEVICES (a Slurm
+// task's GPUs), `gpu` counts within that list.
+void pin_worker(int gpu) {
+  std::string visible = std::to_string(gpu);
+  if (const char* given = std::getenv("CUDA_VISIBLE_DEVICES"); given && *given) {
+    std::vector<std::string> listed;
+    std::stringstream list(given);
+    for (std::string item; std::getline(list, item, ',');) listed.push_back(item);
+    if (static_cast<std::size_t>(gpu) < listed.size()) visible = listed[static_cast<std::size_t>(gpu)];
+  }
+  ::setenv("CUDA_VISIBLE_DEVICES", visible.c_str(), 1);
+}
+
 // One experiment in flight.
 struct Running {
   std::string last_phase = "start";
@@ -139,13 +156,30 @@ struct Running {
 void run_series(const series::Plan& plan, const DeviceProbe& probe, const RunOptions& options, RunObserver& observer) {
   std::optional<util::Regex> filter;
   if (options.filter) filter.emplace(*options.filter);
-  // One slot per device in use; the per-GPU scheduler will hand out more than device 0.
-  constexpr std::size_t slots = 1;
+  // What runs, on which kind of device; the rest is skipped at once, with the reason.
+  std::vector<Job> jobs;
+  std::vector<Device> devices(plan.experiments.size(), Device::cpu);
+  for (std::size_t i = 0; i < plan.experiments.size(); ++i) {
+    const auto& e = plan.experiments[i];
+    if (filter && !filter->search(e.name)) {
+      observer.finished(skipped(e, "filtered out by --filter"));
+      continue;
+    }
+    const auto device = choose_device(e, probe, options.device);
+    if (const auto* why = std::get_if<std::string>(&device)) {
+      observer.finished(skipped(e, *why));
+      continue;
+    }
+    devices[i] = std::get<Device>(device);
+    jobs.push_back({i, options.expected_seconds.empty() ? 0.0 : options.expected_seconds.at(i)});
+  }
+  // One slot per GPU in use; serially, one slot, CUDA experiments on device 0 as the series asks.
+  const std::size_t slots = options.gpus.empty() ? std::max<std::size_t>(options.workers, 1) : options.gpus.size();
+  Schedule schedule(slots, std::move(jobs));
   WorkerPool pool;
   std::map<std::string, Running> running;
   int interrupts_seen = 0;  // acted on so far: the first stops the workers, the second kills them
-  auto next = plan.experiments.begin();
-  while (next != plan.experiments.end() || pool.running() > 0) {
+  while (schedule.waiting() || pool.running() > 0) {
     if (options.interrupts) {
       options.interrupts->drain();
       const int now = std::min(options.interrupts->count(), 2);
@@ -155,24 +189,21 @@ void run_series(const series::Plan& plan, const DeviceProbe& probe, const RunOpt
         interrupts_seen = now;
       }
     }
-    while (next != plan.experiments.end() && pool.running() < slots) {
-      const auto& e = *next++;
-      if (filter && !filter->search(e.name)) {
-        observer.finished(skipped(e, "filtered out by --filter"));
-        continue;
-      }
-      const auto device = choose_device(e, probe, options.device);
-      if (const auto* why = std::get_if<std::string>(&device)) {
-        observer.finished(skipped(e, *why));
-        continue;
-      }
-      if (interrupts_seen > 0) {
-        auto m = skipped(e, "not started: the run was interrupted");
+    if (interrupts_seen > 0)
+      for (const auto& job : schedule.take_waiting()) {
+        auto m = skipped(plan.experiments[job.experiment], "not started: the run was interrupted");
         m.status = outcome::Status::interrupted;
         observer.finished(std::move(m));
-        continue;
       }
-      const Placement placement{std::get<Device>(device), 0};
+    while (const auto start = schedule.next()) {
+      const auto& e = plan.experiments[start->job.experiment];
+      const auto slot = start->slot;
+      const auto device = devices[start->job.experiment];
+      // With --gpus, a CUDA experiment's worker sees only its slot's GPU, as its device 0; the run
+      // names that GPU as it was given.
+      const int pinned = device == Device::cuda && !options.gpus.empty() ? options.gpus[slot] : -1;
+      const Placement placement{device, std::max(pinned, 0)};
+      const Placement in_worker{device, 0};
       const auto files = options.files(e.name);
       auto& state = running[e.name];
       observer.started(e, placement);
@@ -188,38 +219,54 @@ void run_series(const series::Plan& plan, const DeviceProbe& probe, const RunOpt
           state.memory_exhausted = true;
         }
       };
-      pool.start([&e, placement, files](Channel& channel) { experiment_job(channel, e, placement, files); },
-                 {e.name, e.timeout, files.log, listen, [&, listen, placement, files](WorkerExit exit) {
-                    auto m = conclude(e, placement, files, exit, state.last_phase, state.error, interrupts_seen);
-                    // Running out of memory shows as whatever the plugin made of it; the limit is the reason.
-                    if (state.memory_exhausted && m.status != outcome::Status::ok)
-                      m.reason = fmt::format("{} ({})", memory_limit_exceeded(*e.memory), m.reason);
-                    m.wall_seconds = state.seconds();
-                    if (m.status != outcome::Status::ok || !e.trace_cold_call || interrupts_seen > 0) {
-                      if (m.status == outcome::Status::ok && e.trace_cold_call) {
-                        auto cold = skipped(e, "not traced: the run was interrupted");
-                        cold.status = outcome::Status::interrupted;
-                        m.cold = std::make_shared<const outcome::Measurement>(std::move(cold));
-                      }
-                      running.erase(e.name);
-                      observer.finished(std::move(m));
-                      return;
-                    }
-                    // The cold call traced in a fresh worker, in the same slot: the experiment
-                    // finishes when that worker does.
-                    state.error.clear();
-                    pool.start([&e, placement, files](Channel& channel) { cold_trace_job(channel, e, placement, files); },
-                               {e.name + " (cold trace)", e.timeout, files.cold_log, listen,
-                                [&, placement, files, measured = std::move(m)](WorkerExit cold_exit) mutable {
-                                  measured.cold = std::make_shared<const outcome::Measurement>(
-                                      conclude_cold_trace(e, placement, files, cold_exit, running.at(e.name).error));
-                                  measured.wall_seconds = running.at(e.name).seconds();
-                                  running.erase(e.name);
-                                  observer.finished(std::move(measured));
-                                },
-                                e.memory});
+      // Which GPU the experiment ran on goes with the GPU's own facts.
+      const auto record_gpu = [placement](outcome::Measurement& m) {
+        if (placement.device == Device::cuda) m.environment["gpu_index"] = std::to_string(placement.index);
+      };
+      pool.start(
+          [&e, in_worker, files, pinned](Channel& channel) {
+            if (pinned >= 0) pin_worker(pinned);
+            experiment_job(channel, e, in_worker, files);
+          },
+          {e.name, e.timeout, files.log, listen, [&, listen, record_gpu, in_worker, pinned, files, slot](WorkerExit exit) {
+             auto m = conclude(e, in_worker, files, exit, state.last_phase, state.error, interrupts_seen);
+             record_gpu(m);
+             // Running out of memory shows as whatever the plugin made of it; the limit is the reason.
+             if (state.memory_exhausted && m.status != outcome::Status::ok)
+               m.reason = fmt::format("{} ({})", memory_limit_exceeded(*e.memory), m.reason);
+             m.wall_seconds = state.seconds();
+             if (m.status != outcome::Status::ok || !e.trace_cold_call || interrupts_seen > 0) {
+               if (m.status == outcome::Status::ok && e.trace_cold_call) {
+                 auto cold = skipped(e, "not traced: the run was interrupted");
+                 cold.status = outcome::Status::interrupted;
+                 m.cold = std::make_shared<const outcome::Measurement>(std::move(cold));
+               }
+               running.erase(e.name);
+               schedule.done(slot);
+               observer.finished(std::move(m));
+               return;
+             }
+             // The cold call traced in a fresh worker, in the same slot: the experiment
+             // finishes when that worker does.
+             state.error.clear();
+             pool.start(
+                 [&e, in_worker, files, pinned](Channel& channel) {
+                   if (pinned >= 0) pin_worker(pinned);
+                   cold_trace_job(channel, e, in_worker, files);
+                 },
+                 {e.name + " (cold trace)", e.timeout, files.cold_log, listen,
+                  [&, record_gpu, in_worker, files, slot, measured = std::move(m)](WorkerExit cold_exit) mutable {
+                    auto cold = conclude_cold_trace(e, in_worker, files, cold_exit, running.at(e.name).error);
+                    record_gpu(cold);
+                    measured.cold = std::make_shared<const outcome::Measurement>(std::move(cold));
+                    measured.wall_seconds = running.at(e.name).seconds();
+                    running.erase(e.name);
+                    schedule.done(slot);
+                    observer.finished(std::move(measured));
                   },
                   e.memory});
+           },
+           e.memory});
     }
     pool.wait(options.interrupts ? options.interrupts->wake_fd() : -1);
   }

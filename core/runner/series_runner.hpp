@@ -1,6 +1,7 @@
 // Runs the experiments of a plan, each in its own worker process on the device it is placed on,
 // and tells an observer what happens, experiment by experiment, so results can be written as soon
-// as each one ends. The parent waits on all its workers at once; today it keeps one busy at a time.
+// as each one ends. The parent waits on all its workers at once and keeps one busy per slot: one
+// slot (device 0) by default, one per GPU with `expr run --gpus` (runner/schedule.hpp).
 #pragma once
 
 #include <chrono>
@@ -38,6 +39,15 @@ struct RunOptions {
   std::optional<std::string> filter;  // regex on experiment names; others are recorded as skipped
   std::optional<Device> device;       // overrides the series' choice
   const Interrupts* interrupts = nullptr;  // SIGINT and SIGTERM stop the run (interrupt.hpp); none: not watched
+  // One worker per GPU: slot i is GPU gpus[i] (as expr was given the GPUs), and a CUDA experiment's
+  // worker there sees only that GPU, as its device 0; a CPU experiment takes a slot too. Empty:
+  // `workers` slots, CUDA experiments on device 0 with every GPU visible, as serial runs have run.
+  // A CUDA experiment records its GPU's index in its environment ("gpu_index").
+  std::vector<int> gpus;
+  std::size_t workers = 1;
+  // Each experiment's expected seconds, parallel to the plan: the costliest start first. Empty: the
+  // plan's order.
+  std::vector<double> expected_seconds;
 };
 
 // How long a worker has to stop after the run is interrupted, before it is killed.

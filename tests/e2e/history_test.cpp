@@ -256,9 +256,9 @@ TEST_CASE("a history written by schema version 1 is migrated when opened, and it
   auto o = e2e::expr(dir, "history --history old.sqlite");
   INFO(o.all());
   CHECK(o.exit_code == 0);
-  CHECK(has(o.err, "old.sqlite: migrated from schema version 1 to 2"));
+  CHECK(has(o.err, "old.sqlite: migrated from schema version 1 to 3"));
   CHECK(has(o.out, "3 runs shown"));
-  CHECK(schema_version(dir / "old.sqlite") == 2);
+  CHECK(schema_version(dir / "old.sqlite") == 3);
 
   // The migrated runs keep their raw samples and structure: the same build is the same, the slower one slower.
   o = e2e::expr(dir, "compare @last~2 @last~1 --history old.sqlite");
