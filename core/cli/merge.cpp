@@ -107,7 +107,7 @@ int merge(const std::vector<fs::path>& shard_dirs, const fs::path& out, bool all
   report::RunResult run;
   const auto differences = mix(shards, run.environment);
   if (!differences.empty()) {
-    for (const auto& d : differences) fmt::print(stderr, "{}: {}\n", allow_mixed ? "mixed" : "error: the shards differ in", d);
+    for (const auto& d : differences) fmt::print(stderr, "{} {}\n", allow_mixed ? "mixed:" : "error: the shards differ in", d);
     if (!allow_mixed) {
       fmt::print(stderr, "refusing to merge shards of different series or environments; --allow-mixed merges them and shows the mix\n");
       return bad_input;

@@ -115,13 +115,15 @@ ExpectedCosts expected_costs(history::Store* store, const series::Plan& plan, hi
   return out;
 }
 
-// The series of `request`, read and checked (load_series). With request.shard ("K/N") only that
+// The series of `request`, read from `file` (the path as the user gave it, for messages) and
+// checked (load_series). With request.shard ("K/N") only that
 // shard's points are kept, and `shard` records which shard it is, the series fingerprint and the
 // whole plan with each point's shard: balanced by the wall times of the newest whole run of the
 // series in `store` (none: equal costs), or, resuming a shard, as `resumed` recorded it. Prints
 // every problem and returns nothing on error.
-std::optional<LoadedSeries> load_request(const report::RunRequest& request, history::Store* store, const report::ShardRecord* resumed) {
-  auto loaded = load_series(request.series, request.axes);
+std::optional<LoadedSeries> load_request(const fs::path& file, const report::RunRequest& request, history::Store* store,
+                                         const report::ShardRecord* resumed) {
+  auto loaded = load_series(file, request.axes);
   if (!loaded || !request.shard) return loaded;
   series::Shard shard;
   try {
@@ -153,7 +155,7 @@ std::optional<LoadedSeries> load_request(const report::RunRequest& request, hist
     assignment = series::assign_shards(plan, costs.seconds, shard.count);
     costs_from = costs.run;
   }
-  std::ifstream series_file(request.series);
+  std::ifstream series_file(file);
   const std::string series_text(std::istreambuf_iterator<char>(series_file), {});
   report::ShardRecord record{shard.index, shard.count, series::fingerprint(plan, series_text, request.axes), costs_from, {}};
   std::vector<series::ExperimentPlan> kept;
@@ -389,7 +391,7 @@ int gate(const RunArgs& args, const report::RunRequest& request, const history::
       // Exactly these points, all of this run's shard: no shard to choose.
       auto remeasure = request;
       remeasure.shard.reset();
-      auto loaded = load_request(remeasure, nullptr, nullptr);
+      auto loaded = load_request(remeasure.series, remeasure, nullptr, nullptr);
       if (!loaded) return bad_input;
       remeasure.filter = util::exactly(again);
       Execution quiet = how;
@@ -472,7 +474,7 @@ int prepare_resume(const RunArgs& args, history::Store* store, Prepared& p) {
   }
   p.request = recorded.request;
   if (!args.series.empty()) p.request.series = fs::absolute(args.series);
-  p.loaded = load_request(p.request, store, earlier.shard ? &*earlier.shard : nullptr);
+  p.loaded = load_request(p.request.series, p.request, store, earlier.shard ? &*earlier.shard : nullptr);
   if (!p.loaded) return bad_input;
   auto& loaded = *p.loaded;
 
@@ -546,7 +548,7 @@ int run(const RunArgs& args) {
     if (code != ok || args.dry_run) return code;
   } else {
     p.request = {fs::absolute(args.series), args.axes, args.filter, args.device, args.shard};
-    p.loaded = load_request(p.request, store ? &*store : nullptr, nullptr);
+    p.loaded = load_request(args.series, p.request, store ? &*store : nullptr, nullptr);
     if (!p.loaded) return bad_input;
     if (args.dry_run) {
       print_expansion(p.loaded->plan);

@@ -167,7 +167,7 @@ TEST_CASE("a series run in 3 shards and merged gives the serial run's verdicts, 
   CHECK(has(partial.out, "  linear[size=32768] (shard 0/3, which did not finish it)\n"));
   const auto partial_results = e2e::read_json(dir / "partial" / "results.json");
   CHECK(partial_results.at("planned") == 8);
-  const auto& unread = e2e::guess(e2e::experiment(partial_results, "quadratic[size=1024]"), "host_time < linear.host_time");
+  const auto& unread = e2e::guess(e2e::experiment(partial_results, "quadratic[size=16384]"), "host_time < linear.host_time");  // linear[size=16384] is in shard 1
   CHECK(unread.at("verdict") == "not evaluable");
 
   // `expr show` on the merged run says what runs the rest: each shard, not the merged directory.
