@@ -129,9 +129,6 @@ int list(const std::vector<fs::path>& extra_dirs) {
   return status;
 }
 
-namespace {
-
-// A word for the shell: as it is when it needs no quoting, else in single quotes.
 std::string shell_word(const std::string& word) {
   if (!word.empty() && word.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=:,+@%") == std::string::npos)
     return word;
@@ -139,8 +136,6 @@ std::string shell_word(const std::string& word) {
   for (const char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return quoted + "'";
 }
-
-}  // namespace
 
 std::string resume_command(const std::string& program, const fs::path& run_dir) {
   return fmt::format("{} run --resume {}", shell_word(program), shell_word(run_dir.string()));

@@ -50,14 +50,6 @@ class Observer final : public runner::RunObserver {
   report::Sink& sink_;
 };
 
-fs::path default_run_dir(const std::string& series) {
-  const auto now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm tm{};
-  ::gmtime_r(&now, &tm);
-  char stamp[32];
-  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
-  return fs::path("runs") / fmt::format("{}-{}", series, stamp);
-}
 
 // The series file as it is run, and plan.json: what a resumed run repeats and is checked against.
 // Throws std::runtime_error.
@@ -221,6 +213,15 @@ int resume(const RunArgs& args) {
 }
 
 }  // namespace
+
+fs::path default_run_dir(const std::string& series) {
+  const auto now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  ::gmtime_r(&now, &tm);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+  return fs::path("runs") / fmt::format("{}-{}", series, stamp);
+}
 
 int run(const RunArgs& args) {
   if (args.resume) return resume(args);
