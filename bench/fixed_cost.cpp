@@ -201,7 +201,7 @@ int main(int argc, char** argv) {
   // The series' plugins, opened as `expr run` opens them before its first worker.
   try {
     const auto s = series::read(*series_file);
-    loader::PluginCatalog catalog(loader::search_path(s.plugin_path));
+    loader::PluginCatalog catalog(loader::search_path(s.plugin_path, loader::Origin::plugin_path));
     const auto plan = series::plan(s, catalog);
     fmt::print("{}: {} experiments; plugins loaded in this process as expr loads them\n", series_file->string(), plan.experiments.size());
   } catch (const util::InputError& e) {

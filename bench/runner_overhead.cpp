@@ -21,7 +21,7 @@ using namespace expr;
 namespace {
 
 series::ExperimentPlan make_plan(const std::string& plugin, int iterations, int argc, char** argv, int first_param) {
-  loader::PluginCatalog catalog(loader::search_path({}));
+  loader::PluginCatalog catalog(loader::search_path({}, loader::Origin::option));
   series::ExperimentPlan plan;
   plan.name = "bench";
   plan.plugin = catalog.find(plugin);

@@ -29,7 +29,7 @@ int main(int argc, char** argv) {
   }
 
   cuda::select(0);
-  loader::PluginCatalog catalog(loader::search_path({}));
+  loader::PluginCatalog catalog(loader::search_path({}, loader::Origin::option));
   const auto lib = catalog.find("add_loop");
   trace::Trace trace;
   trace::HostRecorder recorder(trace);

@@ -7,6 +7,7 @@ find_package(CLI11 REQUIRED)
 find_package(doctest REQUIRED)
 find_package(Boost 1.74 REQUIRED)
 find_package(Threads REQUIRED)
+find_package(SQLite3 REQUIRED)
 find_package(CUDAToolkit 13 REQUIRED)
 
 # CUPTI ships inside the toolkit; older CMake does not always name it.

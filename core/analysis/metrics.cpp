@@ -8,6 +8,7 @@
 #include <numeric>
 #include <type_traits>
 
+#include "analysis/noise.hpp"
 #include "analysis/occupancy.hpp"
 #include "analysis/queries.hpp"
 #include "util/units.hpp"
@@ -56,7 +57,7 @@ double mean(const std::vector<double>& v) {
 }
 
 // "5 in each of 3 traced iterations" or "per iteration: 5, 6, 5".
-std::string spread(const std::vector<double>& per_iteration, const std::function<std::string(double)>& show) {
+std::string per_iteration_text(const std::vector<double>& per_iteration, const std::function<std::string(double)>& show) {
   const bool same = std::adjacent_find(per_iteration.begin(), per_iteration.end(), std::not_equal_to<>()) == per_iteration.end();
   if (same) return fmt::format("{} in each of {} traced iterations", show(per_iteration.front()), per_iteration.size());
   std::string s = "per iteration:";
@@ -103,7 +104,7 @@ Observation per_iteration_figure(const trace::Trace& t, const std::vector<Record
                                  Quantity (*as)(double), std::vector<std::string> caveats) {
   const auto sums = per_iteration(t, records, keep, weight);
   const auto show = [as](double v) { return format(as(v)); };
-  std::string evidence = spread(sums, show);
+  std::string evidence = per_iteration_text(sums, show);
   const auto names = breakdown(t, records, keep);
   if (!names.empty()) evidence += " (" + names + " per iteration)";
   return {as(mean(sums)), evidence, std::move(caveats)};
@@ -169,7 +170,7 @@ Outcome activities(const outcome::Measurement& m, const MetricCall& call) {
   for (const auto& part : {breakdown(t, t.kernels, keep), breakdown(t, t.copies, keep), breakdown(t, t.memsets, keep)})
     if (!part.empty()) names += (names.empty() ? "" : ", ") + part;
   return Observation{count(mean(sums)),
-                     spread(sums, [](double v) { return util::format_number(v); }) + (names.empty() ? "" : " (" + names + " per iteration)"),
+                     per_iteration_text(sums, [](double v) { return util::format_number(v); }) + (names.empty() ? "" : " (" + names + " per iteration)"),
                      device_caveats(t)};
 }
 
@@ -185,7 +186,7 @@ Outcome busy_time(const outcome::Measurement& m, const MetricCall& call) {
   if (auto u = missing_trace(m, call.metric, Needs::device_trace)) return *u;
   const auto busy = busy_per_iteration(*m.trace);
   return Observation{time_ns(mean(busy)),
-                     spread(busy, [](double v) { return util::format_duration(v); }) + " (kernels, copies and memsets, overlaps counted once)",
+                     per_iteration_text(busy, [](double v) { return util::format_duration(v); }) + " (kernels, copies and memsets, overlaps counted once)",
                      device_caveats(*m.trace)};
 }
 
@@ -351,8 +352,22 @@ std::string stats_evidence(const outcome::Stats& s) {
   if (s.count == 1) return "one call";
   const auto samples = s.iterations > s.count ? fmt::format("{} batches of {} calls in all", s.count, s.iterations)
                                               : fmt::format("{} samples", s.count);
-  return fmt::format("median of {}, min {}, max {}, spread {}{}", samples, util::format_duration(s.min),
-                     util::format_duration(s.max), util::format_percent(s.spread), s.converged ? "" : ", did not settle");
+  std::string interval;
+  if (const auto i = median_interval(s)) {
+    auto q = time_ns(s.median);
+    q.interval = i;
+    interval = fmt::format(", {} interval of the median {}{}", util::format_percent(timing_confidence), format_interval(q),
+                           s.run_to_run > 0 ? fmt::format(" (with run-to-run noise {})", util::format_percent(s.run_to_run)) : "");
+  }
+  return fmt::format("median of {}, min {}, max {}, spread {}{}{}", samples, util::format_duration(s.min), util::format_duration(s.max),
+                     util::format_percent(s.spread), interval, s.converged ? "" : ", did not converge");
+}
+
+// A median with the interval it is known within.
+Quantity timing(const outcome::Stats& s) {
+  auto q = time_ns(s.median);
+  q.interval = median_interval(s);
+  return q;
 }
 
 Outcome gpu_time(const outcome::Measurement& m, const MetricCall&) {
@@ -361,13 +376,13 @@ Outcome gpu_time(const outcome::Measurement& m, const MetricCall&) {
     return Unavailable{m.device == Device::cuda
                            ? "gpu_time needs CUDA-event timing, which a traced call does not get; busy_time is its device time"
                            : "gpu_time needs CUDA-event timing, and the experiment ran on the cpu"};
-  return Observation{time_ns(m.device_time->median), stats_evidence(*m.device_time), {}};
+  return Observation{timing(*m.device_time), stats_evidence(*m.device_time), {}};
 }
 
 Outcome host_time(const outcome::Measurement& m, const MetricCall&) {
   if (auto u = not_ran(m)) return *u;
   if (!m.host) return Unavailable{"no host timing was recorded"};
-  return Observation{time_ns(m.host->median), stats_evidence(*m.host), {}};
+  return Observation{timing(*m.host), stats_evidence(*m.host), {}};
 }
 
 Outcome first_call(const outcome::Measurement& m, const MetricCall&) {
@@ -385,7 +400,10 @@ Outcome throughput(const outcome::Measurement& m, double Work::*amount, double s
   const auto* stats = m.device_time ? &*m.device_time : m.host ? &*m.host : nullptr;
   if (!stats) return Unavailable{"no timing was recorded"};
   const double rate = m.work.value().*amount / (stats->median * 1e-9) / scale;
-  return Observation{count(rate),
+  auto figure = count(rate);
+  if (const auto i = median_interval(*stats); i && i->low > 0)  // a rate is known as well as the time it divides by
+    figure.interval = util::Interval{m.work.value().*amount / (i->high * 1e-9) / scale, m.work.value().*amount / (i->low * 1e-9) / scale};
+  return Observation{figure,
                      fmt::format("{} {} of work in {} ({} time)", util::format_number(m.work.value().*amount / scale), unit,
                                  util::format_duration(stats->median), m.device_time ? "device" : "host"),
                      {}};

@@ -1,6 +1,6 @@
-// The questions expectations can ask of an experiment, each answered by a small analyzer over the
+// The questions guesses can ask of an experiment, each answered by a small analyzer over the
 // measurement and its normalized trace. The catalog is the single list of metric names: the
-// expectation checker validates against it and `expr metrics` prints it.
+// guess checker validates against it and `expr metrics` prints it.
 #pragma once
 
 #include <functional>
@@ -15,7 +15,7 @@
 
 namespace expr::analysis {
 
-// A metric as an expectation names it, after binding: kernel(name="flash").occupancy
+// A metric as a guess names it, after binding: kernel(name="flash").occupancy
 struct MetricCall {
   std::string metric;
   std::map<std::string, std::string> args;  // argument name -> text (a regex, a copy kind, a key)

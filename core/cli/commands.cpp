@@ -16,7 +16,7 @@ namespace expr::cli {
 namespace fs = std::filesystem;
 
 ExitCode outcome_code(const report::Tally& t) {
-  if (t.experiments_failed > 0) return experiment_failed;
+  if (t.experiments_failed > 0 || t.experiments_interrupted > 0) return experiment_failed;
   if (t.required_failed > 0) return required_guess_failed;
   return ok;
 }
@@ -24,12 +24,12 @@ ExitCode outcome_code(const report::Tally& t) {
 namespace {
 
 // Each family's sweep guesses, checked against the axes of its points; adds what is wrong to `problems`.
-std::vector<expect::SweepGuess> compile_sweep_guesses(const std::vector<std::pair<std::string, series::GuessSpec>>& specs,
+std::vector<expect::CompiledSweepGuess> compile_sweep_guesses(const std::vector<std::pair<std::string, series::GuessSpec>>& specs,
                                                       const std::vector<report::PlannedPoint>& points, std::vector<util::Problem>& problems) {
   std::vector<std::string> families;
   for (const auto& p : points)
     if (std::find(families.begin(), families.end(), p.family) == families.end()) families.push_back(p.family);
-  std::vector<expect::SweepGuess> out;
+  std::vector<expect::CompiledSweepGuess> out;
   for (const auto& [family, spec] : specs) {
     std::vector<std::string> axes;
     const auto first = std::find_if(points.begin(), points.end(), [&](const auto& p) { return p.family == family; });
@@ -54,7 +54,7 @@ std::optional<LoadedSeries> load_series(const fs::path& file, const std::vector<
   }
   try {
     const auto s = series::read(file);
-    loader::PluginCatalog catalog(loader::search_path(s.plugin_path));
+    loader::PluginCatalog catalog(loader::search_path(s.plugin_path, loader::Origin::plugin_path));
     auto plan = series::plan(s, catalog, overrides);
     auto guesses = expect::compile_guesses(plan);
     std::vector<report::PlannedPoint> points;
@@ -62,7 +62,7 @@ std::optional<LoadedSeries> load_series(const fs::path& file, const std::vector<
     std::vector<util::Problem> problems;
     auto sweep_guesses = compile_sweep_guesses(plan.sweep_guesses, points, problems);
     if (!problems.empty()) throw util::InputError(std::move(problems));
-    return LoadedSeries{std::move(plan), std::move(guesses), std::move(sweep_guesses)};
+    return LoadedSeries{std::move(plan), std::move(guesses), std::move(sweep_guesses), std::nullopt};
   } catch (const util::InputError& e) {
     for (const auto& p : e.problems()) fmt::print(stderr, "{}\n", p.str());
     fmt::print(stderr, "{} problem{} in {}; nothing ran\n", e.problems().size(), e.problems().size() == 1 ? "" : "s", file.string());
@@ -102,21 +102,23 @@ std::string type_name(ParamType t) {
 }  // namespace
 
 int list(const std::vector<fs::path>& extra_dirs) {
-  loader::PluginCatalog catalog(loader::search_path(extra_dirs));
+  loader::PluginCatalog catalog(loader::search_path(extra_dirs, loader::Origin::option));
   const auto found = catalog.available();
   if (found.empty()) {
     fmt::print("no plugins found in:\n");
-    for (const auto& d : catalog.dirs()) fmt::print("  {}\n", d.string());
+    for (const auto& d : catalog.dirs()) fmt::print("  {} ({})\n", d.path.string(), loader::to_string(d.origin));
     return ok;
   }
   int status = ok;
-  for (const auto& [name, file] : found) {
+  for (const auto& [name, places] : found) {
     try {
+      if (places.size() > 1) throw loader::LoadError(loader::PluginCatalog::ambiguity(name, places));
       const auto lib = catalog.find(name);
       const auto& d = lib->description();
       std::vector<std::string> devices;
       for (auto dev : d.devices) devices.push_back(dev == Device::cuda ? "cuda" : "cpu");
-      fmt::print("{} — {}\n  file: {}\n  devices: {}\n", d.name, d.summary, file.string(), fmt::format("{}", fmt::join(devices, ", ")));
+      fmt::print("{} — {}\n  file: {} ({})\n  devices: {}\n", d.name, d.summary, places.front().file.string(),
+                 loader::to_string(places.front().origin), fmt::format("{}", fmt::join(devices, ", ")));
       for (const auto& p : d.params) {
         fmt::print("  {} ({}, default {}){}: {}\n", p.name, type_name(p.type), series::to_string(p.default_value),
                    p.choices.empty() ? "" : fmt::format(" one of {}", fmt::join(p.choices, "|")), p.doc);
@@ -141,19 +143,52 @@ std::string resume_command(const std::string& program, const fs::path& run_dir) 
   return fmt::format("{} run --resume {}", shell_word(program), shell_word(run_dir.string()));
 }
 
+std::optional<report::RunLock> open_run_directory(const report::RunDirectory& dir, bool force, int& refused) {
+  try {
+    return dir.create(force);
+  } catch (const report::RunDirectoryRefused& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+    refused = e.why == report::RunDirectoryRefused::Why::holds_run ? bad_input : cannot_write;
+    return std::nullopt;
+  }
+}
+
 int show(const fs::path& run_dir, const std::string& program) {
   try {
     const auto run = report::RunDirectory(run_dir).read();
     fmt::print("{}", report::terminal_report(run, ::isatty(STDOUT_FILENO)));
+    const auto with_result = std::count_if(run.experiments.begin(), run.experiments.end(),
+                                           [](const auto& e) { return report::has_result(e.measurement); });
     // A run that ended has finished set; one that stopped before (kill -9, a reboot), or is still
-    // going, has not.
-    if (run.finished.empty()) {
-      const auto with_result = std::count_if(run.experiments.begin(), run.experiments.end(),
-                                             [](const auto& e) { return report::has_result(e.measurement); });
+    // going, has not. An interrupted run ended, but not all its experiments did. A merged run is
+    // completed in its shards, then merged again.
+    if (!run.merged.empty()) {
+      std::vector<std::string> dirs, steps;
+      for (const auto& m : run.merged) {
+        if (!m.dir.empty()) dirs.push_back(shell_word(m.dir));
+        if (m.missing == 0) continue;
+        if (m.dir.empty()) {
+          const auto dir = fmt::format("shard-{}", m.shard.substr(0, m.shard.find('/')));
+          steps.push_back(fmt::format("shard {} was not merged ({} experiment{}): {} run {} --shard {} --out {}", m.shard, m.missing,
+                                      m.missing == 1 ? "" : "s", shell_word(program), shell_word(run.series_file), m.shard, dir));
+          dirs.push_back(dir);
+        } else {
+          steps.push_back(fmt::format("shard {} did not finish {} experiment{}: {}", m.shard, m.missing, m.missing == 1 ? "" : "s",
+                                      resume_command(program, m.dir)));
+        }
+      }
+      if (!steps.empty())
+        fmt::print("\nincomplete: merged from shards, {} of {} planned experiments have a result. This runs the others in their shards:\n  "
+                   "{}\nand this merges again:\n  {} merge {} --out {} --force\n",
+                   with_result, run.planned, fmt::join(steps, "\n  "), shell_word(program), fmt::join(dirs, " "), shell_word(run_dir.string()));
+    } else if (!run.interrupted.empty())
+      fmt::print("\nincomplete: the run was interrupted ({}); {} of {} planned experiments did not finish. This runs them:\n  {}\n",
+                 run.interrupted, report::tally(run).experiments_interrupted + run.planned - std::min(run.planned, run.experiments.size()),
+                 run.planned, resume_command(program, run_dir));
+    else if (run.finished.empty())
       fmt::print("\nincomplete: the run has not ended; {} of {} planned experiments have a result. If it stopped, this runs the "
                  "others:\n  {}\n",
                  with_result, run.planned, resume_command(program, run_dir));
-    }
     return ok;
   } catch (const std::exception& e) {
     fmt::print(stderr, "error: {}\n", e.what());
@@ -174,8 +209,8 @@ RecordedGuesses recorded_guesses(const report::RunResult& recorded, const std::v
 
   // The series' own guesses first, then the plugin's, as a run orders them.
   RecordedGuesses out;
-  const auto add = [&](const std::string& experiment, const series::GuessSpec& spec, const util::SourcePos& fallback) {
-    if (auto g = expect::compile_guess(spec, names, fallback, problems)) out.points[experiment].push_back(std::move(*g));
+  const auto add = [&](const std::string& experiment, const series::GuessSpec& spec, std::string_view context) {
+    if (auto g = expect::compile_guess(spec, names, context, problems)) out.points[experiment].push_back(std::move(*g));
   };
   std::vector<std::pair<std::string, series::GuessSpec>> sweep_specs;
   if (s)
@@ -186,18 +221,18 @@ RecordedGuesses recorded_guesses(const report::RunResult& recorded, const std::v
       }
       for (const auto& e : recorded.experiments)
         if (e.family == x.name.value)
-          for (const auto& spec : x.guesses) add(e.measurement.experiment, spec, x.name.pos);
+          for (const auto& spec : x.guesses) add(e.measurement.experiment, spec, "");
       for (const auto& spec : x.sweep_guesses) sweep_specs.emplace_back(x.name.value, spec);
     }
-  const util::SourcePos results{report::RunDirectory(recorded.run_dir).results().string(), 0, 0};
+  // A recorded guess is detached (report/run_directory.cpp): reported where it was recorded.
   for (const auto& e : recorded.experiments)
     for (const auto& g : e.guesses)
-      if (!s || g.spec.origin == series::GuessOrigin::plugin) add(e.measurement.experiment, g.spec, results);
+      if (!s || g.spec.origin == series::GuessOrigin::plugin) add(e.measurement.experiment, g.spec, fmt::format("{}: the recorded guess: ", e.measurement.experiment));
   // results.json holds a sweep guess once per group it was judged for.
   if (!s)
     for (const auto& v : recorded.sweep_guesses)
       if (std::none_of(sweep_specs.begin(), sweep_specs.end(), [&](const auto& f) {
-            return f.first == v.family && f.second.check == v.guess.spec.check && f.second.pos.str() == v.guess.spec.pos.str();
+            return f.first == v.family && f.second.check == v.guess.spec.check && f.second.pos().str() == v.guess.spec.pos().str();
           }))
         sweep_specs.emplace_back(v.family, v.guess.spec);
   out.sweeps = compile_sweep_guesses(sweep_specs, planned, problems);
@@ -206,16 +241,14 @@ RecordedGuesses recorded_guesses(const report::RunResult& recorded, const std::v
 }
 
 ExitCode judge_again(report::RunResult& run, report::RunResult recorded, RecordedGuesses guesses, std::vector<report::PlannedPoint> planned,
-                     const std::optional<fs::path>& out) {
+                     const std::optional<fs::path>& out, bool force) {
   report::Multiplex outputs;
+  std::optional<report::RunLock> lock;
   if (out) {
     const report::RunDirectory dir(*out);
-    try {
-      dir.create();
-    } catch (const std::exception& e) {
-      fmt::print(stderr, "error: {}\n", e.what());
-      return cannot_write;
-    }
+    int refused = 0;
+    lock = open_run_directory(dir, force, refused);
+    if (!lock) return static_cast<ExitCode>(refused);
     outputs.add(report::sinks::native_traces(dir));
     outputs.add(report::sinks::chrome_traces(dir));
     outputs.add(report::sinks::results_json(dir));
@@ -241,13 +274,18 @@ ExitCode judge_again(report::RunResult& run, report::RunResult recorded, Recorde
   return outcome_code(report::tally(run));
 }
 
-int replay(const fs::path& run_dir, const std::optional<fs::path>& series_file, const std::optional<fs::path>& out) {
+int replay(const fs::path& run_dir, const std::optional<fs::path>& series_file, const std::optional<fs::path>& out, bool force) {
   report::RunResult recorded;
   RecordedGuesses guesses;
   std::vector<report::PlannedPoint> planned;
   try {
     recorded = report::RunDirectory(run_dir).read();
     for (const auto& e : recorded.experiments) planned.push_back({e.measurement.experiment, e.family, e.point});
+    // The recorded traces are read now, so that a damaged one is bad input, not a failure to write.
+    for (const auto& e : recorded.experiments) {
+      if (e.measurement.trace) e.measurement.trace->record_count();
+      if (e.measurement.cold && e.measurement.cold->trace) e.measurement.cold->trace->record_count();
+    }
     guesses = recorded_guesses(recorded, planned, series_file);
   } catch (const util::InputError& e) {
     for (const auto& p : e.problems()) fmt::print(stderr, "{}\n", p.str());
@@ -266,9 +304,17 @@ int replay(const fs::path& run_dir, const std::optional<fs::path>& series_file, 
   run.environment = recorded.environment;
   run.started = recorded.started;
   run.finished = recorded.finished;
+  run.interrupted = recorded.interrupted;
   run.planned = recorded.experiments.size();
   run.run_dir = out.value_or(run_dir);
-  return judge_again(run, std::move(recorded), std::move(guesses), std::move(planned), out);
+  if (out) {
+    std::error_code ec;
+    if (fs::equivalent(*out, run_dir, ec)) {
+      fmt::print(stderr, "error: --out {} is the recorded run itself; replay into another directory\n", out->string());
+      return bad_input;
+    }
+  }
+  return judge_again(run, std::move(recorded), std::move(guesses), std::move(planned), out, force);
 }
 
 int metrics() {

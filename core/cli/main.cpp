@@ -4,6 +4,22 @@
 
 #include "cli/commands.hpp"
 
+namespace {
+
+// The options of a gate, shared by compare, run --baseline, calibrate and history (whose steps are
+// tested like a comparison, within one machine's runs).
+void add_gate_options(CLI::App& command, expr::cli::GateArgs& gate, bool across_machines = true) {
+  command.add_option("--threshold", gate.thresholds, "METRIC=FRACTION (gpu_time=3%): the smallest change that counts, over the series' gates; repeatable")
+      ->allow_extra_args(false);
+  command.add_option("--structure", gate.structure, "on|off: whether structural changes of the trace fail the gate (over the series' gates)")
+      ->transform(CLI::IsMember(std::map<std::string, bool>{{"on", true}, {"off", false}}));
+  command.add_option("--alpha", gate.alpha, "family-wise false-alarm rate of the timing tests (default 0.05)")->check(CLI::Range(1e-9, 0.5));
+  if (across_machines)
+    command.add_flag("--across-environments", gate.across_environments, "compare runs from different machines (GPU, driver, CUDA, CPU) anyway, loudly");
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   CLI::App app{"expr: guess what the trace shows, run the experiment, see which guesses the trace confirms"};
   app.require_subcommand(1);
@@ -19,16 +35,23 @@ int main(int argc, char** argv) {
                    ->allow_extra_args(false);
   run_cmd->add_flag("--dry-run", run.dry_run, "list the experiments, one per sweep point, and run nothing");
   auto* shard = run_cmd->add_option("--shard", run.shard, "K/N: run only shard K (0 to N-1) of N; `expr merge` joins the shards' run directories");
+  auto* force = run_cmd->add_flag("--force", run.force, "--out may hold an earlier run: replace it (its results, reports and experiment folders)");
   run_cmd->add_option("--resume", run.resume, "take up the run in this directory: run only its experiments without a result, "
                       "with the options it was started with")
       ->excludes(filter)
       ->excludes(out)
       ->excludes(device)
       ->excludes(axis)
-      ->excludes(shard);
+      ->excludes(shard)
+      ->excludes(force);
+  run_cmd->add_option("--history", run.history, "record the run in this history database (default: $EXPR_HISTORY, else runs/history.sqlite)");
+  run_cmd->add_flag("--no-history", run.no_history, "record nothing in the history");
+  run_cmd->add_option("--baseline", run.baseline, "compare the finished run with this run directory or history reference (@last, @last~N, "
+                      "@last-good, @ID) and exit with 5 on a regression");
+  add_gate_options(*run_cmd, run.gate);
 
   std::filesystem::path validate_file;
-  auto* validate_cmd = app.add_subcommand("validate", "check a series file and its expectations without running anything");
+  auto* validate_cmd = app.add_subcommand("validate", "check a series file and its guesses without running anything");
   validate_cmd->add_option("series", validate_file, "series file (YAML)")->required();
   std::vector<std::string> validate_axes;
   validate_cmd->add_option("--axis", validate_axes, "NAME=V1,V2,...: as for run")->allow_extra_args(false);
@@ -43,17 +66,20 @@ int main(int argc, char** argv) {
 
   std::filesystem::path replay_dir;
   std::optional<std::filesystem::path> replay_series, replay_out;
-  auto* replay_cmd = app.add_subcommand("replay", "judge expectations again from a run's recorded measurements and traces");
+  auto* replay_cmd = app.add_subcommand("replay", "judge the guesses again from a run's recorded measurements and traces");
   replay_cmd->add_option("run_dir", replay_dir, "run directory (or recorded data) with results.json")->required();
-  replay_cmd->add_option("--series", replay_series, "take the series' own expectations from this file instead");
+  replay_cmd->add_option("--series", replay_series, "take the series' own guesses from this file instead");
   replay_cmd->add_option("--out", replay_out, "write results.json, reports and Chrome traces here");
+  bool replay_force = false;
+  replay_cmd->add_flag("--force", replay_force, "--out may hold an earlier run: replace it");
 
   std::vector<std::filesystem::path> merge_dirs;
   std::filesystem::path merge_out;
-  bool merge_mixed = false;
+  bool merge_mixed = false, merge_force = false;
   auto* merge_cmd = app.add_subcommand("merge", "make one run directory from the run directories of a series' shards");
   merge_cmd->add_option("shard_dirs", merge_dirs, "the shards' run directories")->required();
   merge_cmd->add_option("--out", merge_out, "the merged run directory")->required();
+  merge_cmd->add_flag("--force", merge_force, "--out may hold an earlier run: replace it");
   merge_cmd->add_flag("--allow-mixed", merge_mixed, "merge shards of different series or environments, and show the mix");
 
   expr::cli::SlurmArgs slurm;
@@ -71,7 +97,52 @@ int main(int argc, char** argv) {
   slurm_cmd->add_option("--out", slurm.out, "the run root, on a filesystem every node sees (default: runs/<series>-<time>)");
   slurm_cmd->add_flag("--submit", slurm.submit, "submit both jobs with sbatch and print their ids, instead of printing the commands");
 
-  auto* metrics_cmd = app.add_subcommand("metrics", "list what expectations can ask about");
+  auto* metrics_cmd = app.add_subcommand("metrics", "list what guesses can ask about");
+
+  auto* new_cmd = app.add_subcommand("new", "write a new plugin project or series file");
+  new_cmd->require_subcommand(1);
+  std::string new_name;
+  std::optional<std::filesystem::path> new_dir;
+  bool torch = false, cuda = false;
+  auto* new_plugin_cmd = new_cmd->add_subcommand("plugin", "a plugin project that builds against the installed expr and runs as it stands");
+  new_plugin_cmd->add_option("name", new_name, "the plugin's name (letters, digits, _)")->required();
+  auto* torch_flag = new_plugin_cmd->add_flag("--torch", torch, "a LibTorch plugin (links expr::torch)");
+  new_plugin_cmd->add_flag("--cuda", cuda, "a plugin with its own CUDA kernel")->excludes(torch_flag);
+  new_plugin_cmd->add_option("--dir", new_dir, "where to write the project (default: ./NAME)");
+  std::optional<std::string> series_plugin;
+  auto* new_series_cmd = new_cmd->add_subcommand("series", "a commented series file NAME.yaml");
+  new_series_cmd->add_option("name", new_name, "the series' name (letters, digits, _)")->required();
+  new_series_cmd->add_option("--plugin", series_plugin, "the plugin its experiment runs (default: NAME, else the first found)");
+  new_series_cmd->add_option("--dir", new_dir, "where to write it (default: .)");
+
+  expr::cli::HistoryArgs history;
+  auto* history_cmd = app.add_subcommand("history", "list the runs recorded, or one experiment's timing over them");
+  history_cmd->add_option("--history", history.history, "history database (default: $EXPR_HISTORY, else runs/history.sqlite)");
+  history_cmd->add_option("--series", history.series, "only runs of this series");
+  history_cmd->add_option("--experiment", history.experiment, "show this experiment's metric over the runs (its identity, e.g. sdpa[seq=2048])");
+  history_cmd->add_option("--metric", history.metric, "with --experiment: gpu_time or host_time")->check(CLI::IsMember({"gpu_time", "host_time"}));
+  history_cmd->add_option("--limit", history.limit, "at most this many runs, the newest");
+  add_gate_options(*history_cmd, history.gate, false);
+
+  expr::cli::CalibrateArgs calibrate;
+  auto* calibrate_cmd = app.add_subcommand("calibrate", "run a series several times unchanged: the gate's false-alarm rate, each point's noise");
+  calibrate_cmd->add_option("series", calibrate.run.series, "series file (YAML)")->required();
+  calibrate_cmd->add_option("--runs", calibrate.runs, "how many runs (default 5)")->check(CLI::Range(2, 1000));
+  calibrate_cmd->add_option("--filter", calibrate.run.filter, "calibrate only experiments whose name matches this regex");
+  calibrate_cmd->add_option("--device", calibrate.run.device, "run every experiment on this device")->check(CLI::IsMember({"cpu", "cuda"}));
+  calibrate_cmd->add_option("--axis", calibrate.run.axes, "NAME=V1,V2,...: as for run")->allow_extra_args(false);
+  calibrate_cmd->add_option("--out", calibrate.run.out, "folder of the runs (default: runs/<series>-calibration-<time>)");
+  calibrate_cmd->add_option("--history", calibrate.run.history, "history database (default: $EXPR_HISTORY, else runs/history.sqlite)");
+  add_gate_options(*calibrate_cmd, calibrate.gate, false);
+
+  expr::cli::CompareArgs compare;
+  auto* compare_cmd = app.add_subcommand("compare", "compare a candidate run with a baseline: timings, structure of the trace, the gate's verdict");
+  compare_cmd->add_option("base", compare.base, "the baseline: a run directory or a history reference (@last, @last~N, @last-good, @ID)")->required();
+  compare_cmd->add_option("new", compare.candidate, "the candidate: a run directory or a history reference")->required();
+  compare_cmd->add_option("--history", compare.history, "history database for references (default: $EXPR_HISTORY, else runs/history.sqlite)");
+  compare_cmd->add_option("--series", compare.series, "the series, when both runs are references and the history holds several");
+  compare_cmd->add_option("--markdown", compare.markdown, "also write the comparison as Markdown to this file");
+  add_gate_options(*compare_cmd, compare.gate);
 
   try {
     app.parse(argc, argv);
@@ -89,9 +160,17 @@ int main(int argc, char** argv) {
   if (*validate_cmd) return expr::cli::validate(validate_file, validate_axes);
   if (*list_cmd) return expr::cli::list(list_dirs);
   if (*show_cmd) return expr::cli::show(show_dir, argv[0]);
-  if (*replay_cmd) return expr::cli::replay(replay_dir, replay_series, replay_out);
-  if (*merge_cmd) return expr::cli::merge(merge_dirs, merge_out, merge_mixed);
+  if (*replay_cmd) return expr::cli::replay(replay_dir, replay_series, replay_out, replay_force);
+  if (*merge_cmd) return expr::cli::merge(merge_dirs, merge_out, merge_mixed, merge_force);
   if (*slurm_cmd) return expr::cli::slurm(slurm);
   if (*metrics_cmd) return expr::cli::metrics();
+  if (*new_plugin_cmd) {
+    using expr::cli::PluginKind;
+    return expr::cli::new_plugin(new_name, torch ? PluginKind::torch : cuda ? PluginKind::cuda : PluginKind::cpu, new_dir);
+  }
+  if (*new_series_cmd) return expr::cli::new_series(new_name, series_plugin, new_dir);
+  if (*compare_cmd) return expr::cli::compare(compare);
+  if (*calibrate_cmd) return expr::cli::calibrate(calibrate);
+  if (*history_cmd) return expr::cli::history(history);
   return expr::cli::bad_input;
 }

@@ -11,6 +11,7 @@
 #include <set>
 
 #include "cli/commands.hpp"
+#include "report/resume.hpp"
 #include "report/run_directory.hpp"
 #include "series/shard.hpp"
 
@@ -21,8 +22,9 @@ namespace fs = std::filesystem;
 namespace {
 
 // Environment facts that may differ between the shards of one series: a cluster's nodes have
-// their own names. Any other difference (GPU model, driver, CUDA, library versions) is a mix.
-bool may_differ(const std::string& fact) { return fact == "host"; }
+// their own names, and cards of one model their own UUIDs. Any other difference (GPU model, driver,
+// CUDA, library versions) is a mix.
+bool may_differ(const std::string& fact) { return fact == "host" || fact == "gpu_uuid"; }
 
 struct Shard {
   fs::path dir;
@@ -59,6 +61,11 @@ std::vector<std::string> mix(const std::vector<Shard>& shards, std::map<std::str
   if (differs) out.push_back(fmt::format("series (name and fingerprint): {}", series));
   const auto count = describe([](const auto& r) { return std::optional(fmt::format("{}", r.shard->count)); }, differs);
   if (differs) out.push_back(fmt::format("shard count: {}", count));
+  // Shards balanced by other costs may have run a point twice or not at all.
+  const auto costs = describe(
+      [](const auto& r) { return std::optional(r.shard->costs_from.empty() ? std::string("equal costs") : "the wall times of run " + r.shard->costs_from); },
+      differs);
+  if (differs) out.push_back(fmt::format("shards balanced by: {}", costs));
   std::set<std::string> facts;
   for (const auto& s : shards)
     for (const auto& [k, v] : s.run.environment) facts.insert(k);
@@ -73,7 +80,7 @@ std::vector<std::string> mix(const std::vector<Shard>& shards, std::map<std::str
 
 }  // namespace
 
-int merge(const std::vector<fs::path>& shard_dirs, const fs::path& out, bool allow_mixed) {
+int merge(const std::vector<fs::path>& shard_dirs, const fs::path& out, bool allow_mixed, bool force) {
   std::vector<Shard> shards;
   for (const auto& dir : shard_dirs) {
     try {
@@ -107,29 +114,54 @@ int merge(const std::vector<fs::path>& shard_dirs, const fs::path& out, bool all
   }
 
   // The whole series as planned (every shard records it), and the experiments that have a result.
+  // A point a shard holds without one (skipped: filtered out, no device; interrupted) is missing:
+  // the shard has yet to run it.
   std::vector<report::PlannedPoint> planned;
   std::map<std::string, std::string> shard_of;
   report::RunResult recorded;
-  std::set<std::string> have;
+  std::map<std::string, std::size_t> at;  // where each experiment is in recorded.experiments
   for (auto& s : shards) {
+    // Each shard records the series' sweep guesses (not evaluable there); judged again over all.
+    for (auto& g : s.run.sweep_guesses) recorded.sweep_guesses.push_back(std::move(g));
     for (const auto& p : s.run.shard->plan)
       if (shard_of.emplace(p.planned.name, series::Shard{p.shard, s.run.shard->count}.str()).second) planned.push_back(p.planned);
     for (auto& e : s.run.experiments) {
-      if (!have.insert(e.measurement.experiment).second) {
-        fmt::print(stderr, "mixed: {} has a result in more than one shard; the first directory's is kept\n", e.measurement.experiment);
+      const auto name = e.measurement.experiment;
+      const auto it = at.find(name);
+      if (it == at.end()) {
+        at[name] = recorded.experiments.size();
+        recorded.experiments.push_back(std::move(e));
         continue;
       }
-      recorded.experiments.push_back(std::move(e));
+      auto& kept = recorded.experiments[it->second];
+      if (report::has_result(e.measurement) && report::has_result(kept.measurement))
+        fmt::print(stderr, "mixed: {} has a result in more than one shard; the first directory's is kept\n", name);
+      else if (report::has_result(e.measurement))
+        kept = std::move(e);
     }
   }
-  std::set<std::string> given;
-  for (const auto& s : shards) given.insert(s.run.shard->str());
+  std::vector<report::MergedShard> merged;
+  const auto count = shards.front().run.shard->count;
+  for (std::size_t k = 0; k < count; ++k) {
+    const auto shard = series::Shard{k, count}.str();
+    const auto given = std::find_if(shards.begin(), shards.end(), [&](const auto& s) { return s.run.shard->str() == shard; });
+    merged.push_back({shard, given == shards.end() ? "" : fs::weakly_canonical(given->dir).string(), 0});
+  }
   std::vector<std::string> missing;
-  for (const auto& p : planned)
-    if (!have.count(p.name)) {
-      const auto& where = shard_of.at(p.name);
-      missing.push_back(fmt::format("{} (shard {}, {})", p.name, where, given.count(where) ? "which did not finish it" : "whose directory was not given"));
+  for (const auto& p : planned) {
+    const auto it = at.find(p.name);
+    if (it != at.end() && report::has_result(recorded.experiments[it->second].measurement)) continue;
+    const auto& where = shard_of.at(p.name);
+    auto m = std::find_if(merged.begin(), merged.end(), [&](const auto& x) { return x.shard == where; });
+    if (m == merged.end()) m = merged.insert(merged.end(), {where, "", 0});  // a shard of a mixed count
+    ++m->missing;
+    std::string why = m->dir.empty() ? "whose directory was not given" : "which did not finish it";
+    if (it != at.end()) {
+      const auto& held = recorded.experiments[it->second].measurement;
+      why = fmt::format("which did not run it: {}{}{}", outcome::to_string(held.status), held.reason.empty() ? "" : ", ", held.reason);
     }
+    missing.push_back(fmt::format("{} (shard {}, {})", p.name, where, why));
+  }
 
   const auto& first = shards.front().run;
   recorded.run_dir = shards.front().dir;
@@ -152,18 +184,20 @@ int merge(const std::vector<fs::path>& shard_dirs, const fs::path& out, bool all
     if (s.run.finished.empty() || (!run.finished.empty() && s.run.finished > run.finished)) run.finished = s.run.finished;
   }
   run.planned = planned.size();
+  run.merged = std::move(merged);
   run.run_dir = out;
-  const auto code = judge_again(run, std::move(recorded), std::move(guesses), std::move(planned), out);
-  if (code == cannot_write) return code;
+  const auto code = judge_again(run, std::move(recorded), std::move(guesses), std::move(planned), out, force);
+  if (code == cannot_write || code == bad_input) return code;  // --out could not be written, or holds a run
   if (const auto series = report::RunDirectory(shards.front().dir).series_copy(); fs::exists(series)) {
     std::error_code ignored;  // the series text is a convenience for `expr replay --series`
     fs::copy_file(series, report::RunDirectory(out).series_copy(), fs::copy_options::overwrite_existing, ignored);
   }
   fmt::print("\nmerged {} shard{} into {}: {} of {} experiments have a result\n", shards.size(), shards.size() == 1 ? "" : "s",
-             report::RunDirectory(out).results().string(), run.experiments.size(), run.planned);
+             report::RunDirectory(out).results().string(), run.planned - missing.size(), run.planned);
   if (missing.empty()) return code;
   fmt::print("missing {} experiment{}:\n", missing.size(), missing.size() == 1 ? "" : "s");
   for (const auto& m : missing) fmt::print("  {}\n", m);
+  fmt::print("`expr show {}` says how to run them\n", out.string());
   return incomplete;
 }
 

@@ -1,19 +1,31 @@
 // `expr run`: read and check the series, then run it, the outputs (report/sinks.hpp) hearing of
-// each experiment as it ends; or take up a run that stopped before its end (`--resume`).
+// each experiment as it ends, or take up a run that stopped before its end (`--resume`); the run
+// is recorded in the history, and with --baseline the finished run is compared with a baseline and
+// gated on it. `expr calibrate` runs the series several times through the same execute().
 #include <fmt/format.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
+#include <map>
 #include <regex>
+#include <set>
 
 #include "cli/commands.hpp"
+#include "history/compare.hpp"
+#include "history/recorder.hpp"
 #include "report/assembler.hpp"
-#include "report/run_directory.hpp"
 #include "report/resume.hpp"
+#include "report/run_directory.hpp"
 #include "report/sinks.hpp"
+#include "report/summary.hpp"
+#include "runner/interrupt.hpp"
 #include "runner/series_runner.hpp"
 #include "series/shard.hpp"
 #include "util/atomic_file.hpp"
+#include "util/text.hpp"
+#include "util/units.hpp"
 
 namespace expr::cli {
 
@@ -24,8 +36,8 @@ namespace {
 // Hands what the runner says to the assembler (finished experiments) and the sinks (the rest).
 class Observer final : public runner::RunObserver {
  public:
-  Observer(LoadedSeries& series, report::RunResult& run, report::Assembler& assembler, report::Sink& sink)
-      : series_(series), run_(run), assembler_(assembler), sink_(sink) {}
+  Observer(LoadedSeries& series, report::RunResult& run, report::Assembler& assembler, report::Sink& sink, const history::Noise& noise)
+      : series_(series), run_(run), assembler_(assembler), sink_(sink), noise_(noise) {}
 
   void started(const series::ExperimentPlan& e, const runner::Placement& placement) override { sink_.started(e.name, placement); }
   void progress(const std::string& experiment, std::string_view phase, std::string_view detail) override {
@@ -36,6 +48,13 @@ class Observer final : public runner::RunObserver {
   void finished(outcome::Measurement m) override {
     // Environment facts the workers found (the GPU's, the plugin's libraries) join the run's.
     for (const auto& [k, v] : m.environment) run_.environment.try_emplace(k, v);
+    // The point's calibrated run-to-run noise goes with its timings, before any guess reads them.
+    const auto noise = [&](const char* metric) {
+      const auto it = noise_.find({m.experiment, metric});
+      return it == noise_.end() ? 0.0 : it->second;
+    };
+    if (m.device_time) m.device_time->run_to_run = noise("gpu_time");
+    if (m.host) m.host->run_to_run = noise("host_time");
     const auto& experiments = series_.plan.experiments;
     const auto at = static_cast<std::size_t>(
         std::find_if(experiments.begin(), experiments.end(), [&](const auto& e) { return e.name == m.experiment; }) - experiments.begin());
@@ -48,8 +67,8 @@ class Observer final : public runner::RunObserver {
   report::RunResult& run_;
   report::Assembler& assembler_;
   report::Sink& sink_;
+  const history::Noise& noise_;
 };
-
 
 // The series file as it is run, and plan.json: what a resumed run repeats and is checked against.
 // Throws std::runtime_error.
@@ -59,55 +78,141 @@ void record_request(const report::RunDirectory& dir, const report::RunRequest& r
   dir.write_plan(report::run_plan(request, plan));
 }
 
-// The points of the series the assembler must know although they do not run here: every planned
-// point (guesses naming a family resolve against them), and the shard of those another shard runs.
-struct Scope {
-  std::vector<report::PlannedPoint> planned;
-  std::map<std::string, std::string> elsewhere;
-  std::optional<report::ShardRecord> shard;  // for results.json
+// Each point's expected cost: its wall time in the history (`from` says which runs count); a
+// point without one, the median of those known; all the same (1) when none is known. `run` is the
+// history run they come from, empty when none.
+struct ExpectedCosts {
+  std::vector<double> seconds;  // parallel to the plan's experiments
+  std::string run;
 };
+ExpectedCosts expected_costs(history::Store* store, const series::Plan& plan, history::WallTimes::From from) {
+  ExpectedCosts out{std::vector<double>(plan.experiments.size(), 1.0), ""};
+  if (!store || plan.experiments.empty()) return out;
+  std::vector<std::string> identities;
+  for (const auto& e : plan.experiments) identities.push_back(e.name);
+  const auto known = store->wall_times(plan.name, identities, from);
+  if (known.seconds.empty()) return out;
+  std::vector<double> values;
+  for (const auto& [identity, seconds] : known.seconds) values.push_back(seconds);
+  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2), values.end());
+  const double median = values[values.size() / 2];
+  for (std::size_t i = 0; i < identities.size(); ++i) {
+    const auto it = known.seconds.find(identities[i]);
+    out.seconds[i] = it == known.seconds.end() ? median : it->second;
+  }
+  out.run = known.run;
+  return out;
+}
 
-// With request.shard ("K/N"), keeps in `loaded` only the points of that shard and records which
-// shard it is, the series fingerprint and the whole plan with each point's shard. Throws
-// std::invalid_argument for a malformed shard.
-Scope take_shard(LoadedSeries& loaded, const report::RunRequest& request) {
-  Scope scope;
-  for (const auto& e : loaded.plan.experiments) scope.planned.push_back({e.name, e.family, e.point});
-  if (!request.shard) return scope;
-  const auto shard = series::parse_shard(*request.shard);
+// The series of `request`, read and checked (load_series). With request.shard ("K/N") only that
+// shard's points are kept, and `shard` records which shard it is, the series fingerprint and the
+// whole plan with each point's shard: balanced by the wall times of the newest whole run of the
+// series in `store` (none: equal costs), or, resuming a shard, as `resumed` recorded it. Prints
+// every problem and returns nothing on error.
+std::optional<LoadedSeries> load_request(const report::RunRequest& request, history::Store* store, const report::ShardRecord* resumed) {
+  auto loaded = load_series(request.series, request.axes);
+  if (!loaded || !request.shard) return loaded;
+  series::Shard shard;
+  try {
+    shard = series::parse_shard(*request.shard);
+  } catch (const std::invalid_argument& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+    return std::nullopt;
+  }
+  auto& plan = loaded->plan;
+  std::vector<std::size_t> assignment;
+  std::string costs_from;
+  if (resumed) {
+    // The shards of a series must agree on who runs what, so a resumed shard keeps its assignment
+    // whatever the history has learnt since.
+    std::map<std::string, std::size_t> recorded;
+    for (const auto& p : resumed->plan) recorded[p.planned.name] = p.shard;
+    for (const auto& e : plan.experiments) {
+      const auto it = recorded.find(e.name);
+      if (it == recorded.end()) {
+        fmt::print(stderr, "error: cannot resume shard {}: the series now has {}, which the shard's plan lacks; start a new run of every shard\n",
+                   shard.str(), e.name);
+        return std::nullopt;
+      }
+      assignment.push_back(it->second);
+    }
+    costs_from = resumed->costs_from;
+  } else {
+    const auto costs = expected_costs(store, plan, history::WallTimes::From::one_whole_run);
+    assignment = series::assign_shards(plan, costs.seconds, shard.count);
+    costs_from = costs.run;
+  }
   std::ifstream series_file(request.series);
   const std::string series_text(std::istreambuf_iterator<char>(series_file), {});
-  const auto assignment = series::assign_shards(loaded.plan, shard.count);
-  report::ShardRecord record{shard.index, shard.count, series::fingerprint(loaded.plan, series_text, request.axes), {}};
+  report::ShardRecord record{shard.index, shard.count, series::fingerprint(plan, series_text, request.axes), costs_from, {}};
   std::vector<series::ExperimentPlan> kept;
   std::vector<std::vector<expect::CompiledGuess>> kept_guesses;
-  for (std::size_t i = 0; i < loaded.plan.experiments.size(); ++i) {
-    auto& e = loaded.plan.experiments[i];
-    record.plan.push_back({scope.planned[i], assignment[i]});
-    if (assignment[i] == shard.index) {
-      kept.push_back(std::move(e));
-      kept_guesses.push_back(std::move(loaded.guesses[i]));
-    } else {
-      scope.elsewhere[e.name] = "shard " + series::Shard{assignment[i], shard.count}.str();
-    }
+  for (std::size_t i = 0; i < plan.experiments.size(); ++i) {
+    auto& e = plan.experiments[i];
+    record.plan.push_back({{e.name, e.family, e.point}, assignment[i]});
+    if (assignment[i] != shard.index) continue;
+    kept.push_back(std::move(e));
+    kept_guesses.push_back(std::move(loaded->guesses[i]));
   }
-  loaded.plan.experiments = std::move(kept);
-  loaded.guesses = std::move(kept_guesses);
-  scope.shard = std::move(record);
-  return scope;
+  plan.experiments = std::move(kept);
+  loaded->guesses = std::move(kept_guesses);
+  loaded->shard = std::move(record);
+  return loaded;
+}
+
+// What one execution of a series adds to running it: what `expr run` (new or resumed), each run of
+// `expr calibrate` and the second measurement of inconclusive experiments differ in.
+struct Execution {
+  history::Store* store = nullptr;  // record the run here
+  history::Noise noise;             // each point's calibrated run-to-run noise, carried by its timings
+  bool terminal_report = true;
+};
+struct Executed {
+  report::RunResult run;
+  std::string history_error;  // the history stopped recording this run, and why
+  int signal = 0;             // the first signal that interrupted the run; 0 when none did
+};
+
+// The environment a run starts with: the host's and the devices'.
+std::map<std::string, std::string> starting_environment(const runner::DeviceProbe& probe) {
+  auto env = report::host_environment();
+  for (const auto& [k, v] : probe.environment) env[k] = v;
+  if (probe.devices == 0) env["cuda"] = probe.unavailable;
+  return env;
+}
+
+// A new run's identity, for a plan about to run into `dir`.
+report::RunResult new_run(const LoadedSeries& loaded, const fs::path& series_file, const report::RunDirectory& dir) {
+  const auto& plan = loaded.plan;
+  report::RunResult run;
+  run.id = report::new_run_id();
+  run.revision = report::expr_revision();
+  run.series = plan.name;
+  run.series_file = series_file.string();
+  run.description = plan.description;
+  run.planned = plan.experiments.size();
+  run.shard = loaded.shard;
+  run.run_dir = dir.root();
+  run.started = report::utc_now();
+  return run;
 }
 
 // Runs every point of the loaded plan that `run` has no result for yet (`restored` are those an
-// earlier attempt finished), the outputs hearing of each as it ends.
-int execute(LoadedSeries& loaded, report::RunResult& run, const report::RunDirectory& dir, const report::RunRequest& request,
-            Scope scope, std::vector<report::FinishedExperiment> restored) {
-  const auto probe = runner::probe_devices();
+// earlier attempt finished), the outputs hearing of each as it ends; Ctrl-C or SIGTERM stop it,
+// and what did not finish is recorded as interrupted. The caller holds the run directory's lock.
+// Throws std::runtime_error when the run directory cannot be written.
+Executed execute(LoadedSeries& loaded, report::RunResult run, const report::RunDirectory& dir, const report::RunRequest& request,
+                 std::vector<report::FinishedExperiment> restored, const runner::DeviceProbe& probe, const Execution& how) {
+  // From here on Ctrl-C and SIGTERM stop the run (runner/interrupt.hpp) instead of ending expr.
+  const runner::Interrupts interrupts;
+  Executed x;
+  x.run = std::move(run);
+  auto& r = x.run;
   // A resumed run keeps what its first attempt recorded of the machine, and adds what it lacked.
-  for (const auto& [k, v] : report::host_environment()) run.environment.try_emplace(k, v);
-  for (const auto& [k, v] : probe.environment) run.environment.try_emplace(k, v);
-  if (probe.devices == 0) run.environment.try_emplace("cuda", probe.unavailable);
+  for (const auto& [k, v] : starting_environment(probe)) r.environment.try_emplace(k, v);
 
-  runner::RunOptions options{[&dir](const std::string& experiment) { return dir.files(experiment); }, request.filter, std::nullopt};
+  runner::RunOptions options{[&dir](const std::string& experiment) { return dir.files(experiment); }, request.filter, std::nullopt,
+                             &interrupts};
   if (request.device) options.device = *request.device == "cuda" ? Device::cuda : Device::cpu;
 
   report::Multiplex outputs;
@@ -117,31 +222,160 @@ int execute(LoadedSeries& loaded, report::RunResult& run, const report::RunDirec
   outputs.add(report::sinks::markdown_summary(dir));
   outputs.add(report::sinks::junit(dir));
   outputs.add(report::sinks::html_report(dir));
-  outputs.add(report::sinks::terminal_report());
-  report::Assembler assembler(run, outputs);
-  assembler.set_planned(std::move(scope.planned));
-  assembler.set_elsewhere(std::move(scope.elsewhere));
+  if (how.terminal_report) outputs.add(report::sinks::terminal_report());
+  history::Recorder* recorder = nullptr;
+  if (how.store) {
+    auto sink = std::make_unique<history::Recorder>(*how.store, loaded.plan.gates);
+    recorder = sink.get();
+    outputs.add(std::move(sink));
+  }
+  report::Assembler assembler(r, outputs);
+  // Every point of the series, those other shards run too: guesses naming a family resolve
+  // against them, and a guess reading one of another shard says where it runs.
+  std::vector<report::PlannedPoint> planned;
+  std::map<std::string, std::string> elsewhere;
+  if (loaded.shard) {
+    for (const auto& p : loaded.shard->plan) {
+      planned.push_back(p.planned);
+      if (p.shard != loaded.shard->index) elsewhere[p.planned.name] = "shard " + series::Shard{p.shard, loaded.shard->count}.str();
+    }
+  } else {
+    for (const auto& e : loaded.plan.experiments) planned.push_back({e.name, e.family, e.point});
+  }
+  assembler.set_planned(std::move(planned));
+  assembler.set_elsewhere(std::move(elsewhere));
   assembler.set_sweep_guesses(std::move(loaded.sweep_guesses));
+  std::set<std::string> done;
+  for (const auto& e : restored) done.insert(e.measurement.experiment);
   assembler.restore(std::move(restored));
   auto to_run = loaded.plan;
-  std::erase_if(to_run.experiments, [&run](const auto& e) { return run.find(e.name) != nullptr; });
-  Observer observer(loaded, run, assembler, outputs);
-  try {
-    outputs.begin(run);
-    runner::run_series(to_run, probe, options, observer);
-    run.finished = report::utc_now();
-    assembler.finish();
-  } catch (const std::exception& e) {
-    fmt::print(stderr, "\nerror: {}\n", e.what());
-    return cannot_write;
-  }
-  fmt::print("\nresults: {}\n", dir.results().string());
-  return outcome_code(report::tally(run));
+  std::erase_if(to_run.experiments, [&done](const auto& e) { return done.count(e.name) > 0; });
+  Observer observer(loaded, r, assembler, outputs, how.noise);
+  outputs.begin(r);
+  runner::run_series(to_run, probe, options, observer);
+  r.finished = report::utc_now();
+  r.interrupted = interrupts.name();
+  assembler.finish();
+  if (recorder) x.history_error = recorder->error();
+  x.signal = interrupts.first_signal();
+  return x;
 }
 
+// A new run of `loaded`, from `series_file` as the user named it, into `dir`: the directory created and locked (refused when it holds an
+// earlier run, unless `force`), the request recorded, then execute(). On refusal prints why and
+// gives the exit code in `refused`. Throws std::runtime_error when the directory cannot be written.
+std::optional<Executed> execute_new(LoadedSeries& loaded, const fs::path& series_file, const report::RunDirectory& dir,
+                                    const report::RunRequest& request, bool force, const runner::DeviceProbe& probe, const Execution& how,
+                                    int& refused) {
+  const auto lock = open_run_directory(dir, force, refused);  // held until the run has written everything
+  if (!lock) return std::nullopt;
+  try {
+    record_request(dir, request, loaded.plan);
+  } catch (const std::exception& e) {
+    throw std::runtime_error(fmt::format("cannot write the run directory {}: {}", dir.root().string(), e.what()));
+  }
+  return execute(loaded, new_run(loaded, series_file, dir), dir, request, {}, probe, how);
+}
+
+// Says on stderr how many experiments an interrupted run left, and how to run them.
+void report_interruption(const report::RunResult& run) {
+  const auto t = report::tally(run);
+  const report::RunDirectory dir(run.run_dir);
+  fmt::print(stderr, "interrupted ({}): {} of {} experiments did not finish; they are marked \"interrupted\" in {}, and "
+             "`expr run --resume {}` runs them\n",
+             run.interrupted, t.experiments_interrupted, run.planned, dir.results().string(), dir.root().string());
+}
+
+// The finished run against its baseline: inconclusive experiments are measured once more (into
+// RUN_DIR/remeasured, their new measurements taking the place of the first ones in the comparison
+// and the history), then the gate decides. The comparison goes to the terminal, summary.md and
+// junit.xml, and the verdict to the history. Returns ok, regression, or bad_input when the baseline
+// cannot be compared.
+int gate(const RunArgs& args, const report::RunRequest& request, const history::RunRecord& base, const series::Gates& gates, Executed& x,
+         const runner::DeviceProbe& probe, const Execution& how) {
+  const auto& run = x.run;
+  const auto options = gate_options(args.gate);
+  auto candidate = history::snapshot(run, gates);
+  history::Comparison comparison;
+  try {
+    comparison = history::compare(base, candidate, options);
+    if (const auto again = comparison.inconclusive_experiments(); !again.empty()) {
+      fmt::print(stderr, "\nmeasuring {} inconclusive experiment{} once more: {}\n", again.size(), again.size() == 1 ? "" : "s", fmt::join(again, ", "));
+      // Exactly these points, all of this run's shard: no shard to choose.
+      auto remeasure = request;
+      remeasure.shard.reset();
+      auto loaded = load_request(remeasure, nullptr, nullptr);
+      if (!loaded) return bad_input;
+      remeasure.filter = util::exactly(again);
+      Execution quiet = how;
+      quiet.store = nullptr;  // the new measurements replace the first ones below, in this run
+      quiet.terminal_report = false;
+      int refused = ok;
+      const auto second = execute_new(*loaded, run.series_file, report::RunDirectory(run.run_dir / "remeasured"), remeasure, false, probe, quiet, refused);
+      if (!second) return refused;
+      for (const auto& e : second->run.experiments) {
+        if (std::find(again.begin(), again.end(), e.measurement.experiment) == again.end()) continue;
+        auto record = history::snapshot(e);
+        if (how.store) how.store->record_experiment(run.id, record);
+        for (auto& c : candidate.experiments)
+          if (c.identity == record.identity) c = record;
+      }
+      comparison = history::compare(base, candidate, options);
+    }
+  } catch (const history::EnvironmentMismatch& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+    return bad_input;
+  }
+  fmt::print("{}", history::terminal_text(comparison, ::isatty(STDOUT_FILENO)));
+  const report::RunDirectory dir(run.run_dir);
+  std::vector<report::JunitFailure> failures;
+  const auto suite = run.series + ".gate";
+  for (const auto& t : comparison.timings)
+    if (t.verdict == history::Change::slower)
+      failures.push_back({suite, t.experiment + " " + t.metric, "slower than the baseline",
+                          fmt::format("{} → {} ({:+.2f}%), threshold {}", util::format_duration(t.base_median),
+                                      util::format_duration(t.candidate_median), 100 * t.change, util::format_percent(t.threshold))});
+  if (comparison.structure_gated)
+    for (const auto& s : comparison.structure)
+      if (s.regression) failures.push_back({suite, s.experiment + " " + s.figure, "structural regression", s.base + " → " + s.candidate + " " + s.detail});
+  for (const auto& f : comparison.failed) failures.push_back({suite, f, "failed in the candidate", f});
+  try {
+    util::write_atomically(dir.summary(), report::markdown_report(run) + "\n" + history::markdown(comparison));
+    util::write_atomically(dir.junit(), report::junit_report(run, failures));
+    if (how.store) how.store->set_gate(run.id, base.id, !comparison.regression());
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+    x.history_error = e.what();
+  }
+  return comparison.regression() ? regression : ok;
+}
+
+// What `run` needs to go: the series, the run's identity and directory, and for a resumed run the
+// lock it took before reading the directory and the points that already have a result.
+struct Prepared {
+  std::optional<LoadedSeries> loaded;
+  report::RunResult run;
+  std::optional<report::RunDirectory> dir;
+  report::RunRequest request;
+  std::optional<report::RunLock> lock;
+  std::vector<report::FinishedExperiment> restored;
+};
+
 // `expr run --resume RUN_DIR [SERIES]`: the run's own request again, its finished points kept.
-int resume(const RunArgs& args) {
+// Returns ok with `p` filled, or the exit code to stop with; a dry run lists what would run.
+int prepare_resume(const RunArgs& args, history::Store* store, Prepared& p) {
   const report::RunDirectory dir(*args.resume);
+  // Taken before the run is read, so that no other run writes it meanwhile; held until the run has
+  // written everything. A dry run writes nothing and needs none; a directory that is not there has
+  // no run to resume, which reading it says.
+  if (!args.dry_run && fs::is_directory(dir.root())) {
+    try {
+      p.lock = dir.lock_for_resume();
+    } catch (const report::RunDirectoryRefused& e) {
+      fmt::print(stderr, "error: cannot resume: {}\n", e.what());
+      return cannot_write;
+    }
+  }
   report::RunPlan recorded;
   report::RunResult earlier;
   try {
@@ -151,123 +385,238 @@ int resume(const RunArgs& args) {
     fmt::print(stderr, "error: cannot resume {}: {}\n", dir.root().string(), e.what());
     return bad_input;
   }
-  auto request = recorded.request;
-  if (!args.series.empty()) request.series = fs::absolute(args.series);
-  auto loaded = load_series(request.series, request.axes);
-  if (!loaded) return bad_input;
-  Scope scope;
-  try {
-    scope = take_shard(*loaded, request);
-  } catch (const std::invalid_argument& e) {
-    fmt::print(stderr, "error: cannot resume {}: {}\n", dir.root().string(), e.what());
-    return bad_input;
-  }
+  p.request = recorded.request;
+  if (!args.series.empty()) p.request.series = fs::absolute(args.series);
+  p.loaded = load_request(p.request, store, earlier.shard ? &*earlier.shard : nullptr);
+  if (!p.loaded) return bad_input;
+  auto& loaded = *p.loaded;
 
-  if (const auto changes = report::changed_points(recorded, earlier, loaded->plan); changes.points > 0) {
-    for (const auto& p : changes.problems) fmt::print(stderr, "{}\n", p.str());
+  if (const auto changes = report::changed_points(recorded, earlier, loaded.plan); changes.points > 0) {
+    for (const auto& problem : changes.problems) fmt::print(stderr, "{}\n", problem.str());
     fmt::print(stderr,
                "error: cannot resume {}: the series {} changed {} finished point{}; resuming would mix results of two different "
                "series in one run. Nothing ran. Restore the series, or start a new run.\n",
-               dir.root().string(), request.series.string(), changes.points, changes.points == 1 ? "" : "s");
+               dir.root().string(), p.request.series.string(), changes.points, changes.points == 1 ? "" : "s");
     return bad_input;
   }
 
-  report::RunResult run;
+  auto& run = p.run;
   run.id = earlier.id;
   run.revision = earlier.revision;
-  run.series = loaded->plan.name;
+  run.series = loaded.plan.name;
   run.series_file = args.series.empty() ? earlier.series_file : args.series.string();
-  run.description = loaded->plan.description;
-  run.planned = loaded->plan.experiments.size();
-  run.shard = scope.shard;
+  run.description = loaded.plan.description;
+  run.planned = loaded.plan.experiments.size();
+  run.shard = loaded.shard;
   run.run_dir = dir.root();
   run.started = earlier.started;
   run.resumed = earlier.resumed;
   run.resumed.push_back(report::utc_now());
   run.environment = earlier.environment;
-  std::vector<report::FinishedExperiment> restored;
+  // Each finished point with its guesses as the series states them now (changed_points made sure
+  // the plan has it).
+  const auto& points = loaded.plan.experiments;
+  std::map<std::string, std::size_t> index;
+  for (std::size_t i = 0; i < points.size(); ++i) index[points[i].name] = i;
   for (auto& e : earlier.experiments) {
     if (!report::has_result(e.measurement)) continue;
-    const auto& points = loaded->plan.experiments;
-    const auto at = static_cast<std::size_t>(
-        std::find_if(points.begin(), points.end(), [&](const auto& p) { return p.name == e.measurement.experiment; }) - points.begin());
-    restored.push_back({std::move(e.measurement), std::move(loaded->guesses.at(at)), points[at].family, points[at].point});
+    const auto at = index.at(e.measurement.experiment);
+    p.restored.push_back({std::move(e.measurement), std::move(loaded.guesses.at(at)), points[at].family, points[at].point});
+    index.erase(points[at].name);
   }
-  const auto left = run.planned - restored.size();
+  const auto left = run.planned - p.restored.size();
   if (args.dry_run) {
-    for (const auto& e : loaded->plan.experiments)
-      if (std::none_of(restored.begin(), restored.end(), [&](const auto& r) { return r.measurement.experiment == e.name; }))
-        fmt::print("  {}\n", e.name);
+    for (const auto& e : points)
+      if (index.count(e.name)) fmt::print("  {}\n", e.name);
     fmt::print("{} of {} experiments to run\n", left, run.planned);
     return ok;
   }
-  try {
-    record_request(dir, request, loaded->plan);
-  } catch (const std::exception& e) {
-    fmt::print(stderr, "error: cannot write the run directory {}: {}\n", dir.root().string(), e.what());
-    return cannot_write;
-  }
-  fmt::print(stderr, "resuming {}: {} of {} experiments have a result; running the other {}\n", dir.root().string(), restored.size(),
+  p.dir = dir;
+  fmt::print(stderr, "resuming {}: {} of {} experiments have a result; running the other {}\n", dir.root().string(), p.restored.size(),
              run.planned, left);
-  return execute(*loaded, run, dir, request, std::move(scope), std::move(restored));
+  if (const std::string now = report::expr_revision(); now != earlier.revision)
+    fmt::print(stderr, "note: expr {} started the run; expr {} runs the rest\n", earlier.revision, now);
+  return ok;
 }
 
 }  // namespace
 
-fs::path default_run_dir(const std::string& series) {
+fs::path default_run_dir(const std::string& series, const std::string& suffix) {
   const auto now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
   std::tm tm{};
   ::gmtime_r(&now, &tm);
   char stamp[32];
   std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
-  return fs::path("runs") / fmt::format("{}-{}", series, stamp);
+  return fs::path("runs") / fmt::format("{}{}-{}", series, suffix, stamp);
 }
 
 int run(const RunArgs& args) {
-  if (args.resume) return resume(args);
-  auto loaded = load_series(args.series, args.axes);
-  if (!loaded) return bad_input;
-  const report::RunRequest request{fs::absolute(args.series), args.axes, args.filter, args.device, args.shard};
-  Scope scope;
-  try {
-    scope = take_shard(*loaded, request);
-  } catch (const std::invalid_argument& e) {
-    fmt::print(stderr, "error: {}\n", e.what());
-    return bad_input;
-  }
-  const auto& plan = loaded->plan;
-  if (args.dry_run) {
-    print_expansion(plan);
-    return ok;
-  }
-  if (args.filter) {
+  // The history is opened before anything is run: a file that cannot be used stops the run here,
+  // not after an hour of measuring; and shards are balanced by the wall times it holds. A dry run
+  // reads one that is there and makes none.
+  std::optional<history::Store> store;
+  const auto history_file = args.history.value_or(default_history());
+  if (!args.no_history && (!args.dry_run || fs::exists(history_file))) {
     try {
-      std::regex check(*args.filter);
-    } catch (const std::regex_error& e) {
-      fmt::print(stderr, "error: --filter '{}' is not a valid regex: {}\n", *args.filter, e.what());
+      store.emplace(history_file);
+      note_migration(*store);
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "error: {}\n(--history PATH records elsewhere, --no-history not at all)\n", e.what());
+      return cannot_write;
+    }
+  }
+  Prepared p;
+  if (args.resume) {
+    const int code = prepare_resume(args, store ? &*store : nullptr, p);
+    if (code != ok || args.dry_run) return code;
+  } else {
+    p.request = {fs::absolute(args.series), args.axes, args.filter, args.device, args.shard};
+    p.loaded = load_request(p.request, store ? &*store : nullptr, nullptr);
+    if (!p.loaded) return bad_input;
+    if (args.dry_run) {
+      print_expansion(p.loaded->plan);
+      return ok;
+    }
+    if (args.filter) {
+      try {
+        std::regex check(*args.filter);
+      } catch (const std::regex_error& e) {
+        fmt::print(stderr, "error: --filter '{}' is not a valid regex: {}\n", *args.filter, e.what());
+        return bad_input;
+      }
+    }
+    p.dir.emplace(args.out.value_or(default_run_dir(p.loaded->plan.name)));
+  }
+  if (args.baseline) {
+    try {
+      gate_options(args.gate);
+    } catch (const std::invalid_argument& e) {
+      fmt::print(stderr, "error: {}\n", e.what());
+      return bad_input;
+    }
+  }
+  auto& loaded = *p.loaded;
+  const auto& dir = *p.dir;
+
+  // The baseline is found before the run, so a wrong one is reported before anything is measured,
+  // and @last is the newest run before this one.
+  std::optional<history::RunRecord> base;
+  if (args.baseline) {
+    try {
+      base = load_run(*args.baseline, store ? &*store : nullptr, loaded.plan.name);
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "error: --baseline {}: {}\n", *args.baseline, e.what());
       return bad_input;
     }
   }
 
-  report::RunResult run;
-  run.id = report::new_run_id();
-  run.revision = report::expr_revision();
-  run.series = plan.name;
-  run.series_file = args.series.string();
-  run.description = plan.description;
-  run.planned = plan.experiments.size();
-  run.shard = scope.shard;
-  const report::RunDirectory dir(args.out.value_or(default_run_dir(plan.name)));
-  run.run_dir = dir.root();
-  run.started = report::utc_now();
+  const auto probe = runner::probe_devices();
+  Execution how;
+  how.store = store ? &*store : nullptr;
+  if (store) {
+    how.noise = store->noise(loaded.plan.name, history::machine_fingerprint(starting_environment(probe)));
+    if (!how.noise.empty())
+      fmt::print(stderr, "timings carry the run-to-run noise of {} calibrated point{} (expr calibrate)\n", how.noise.size(), how.noise.size() == 1 ? "" : "s");
+  }
+  const auto gates = loaded.plan.gates;
+  std::optional<Executed> x;
   try {
-    dir.create();
-    record_request(dir, request, plan);
+    if (args.resume) {
+      record_request(dir, p.request, loaded.plan);
+      x = execute(loaded, std::move(p.run), dir, p.request, std::move(p.restored), probe, how);
+    } else {
+      int refused = ok;
+      x = execute_new(loaded, args.series, dir, p.request, args.force, probe, how, refused);
+      if (!x) return refused;
+    }
   } catch (const std::exception& e) {
-    fmt::print(stderr, "error: cannot write the run directory {}: {}\n", dir.root().string(), e.what());
+    fmt::print(stderr, "\nerror: {}\n", e.what());
     return cannot_write;
   }
-  return execute(*loaded, run, dir, request, std::move(scope), {});
+  fmt::print("\nresults: {}\n", dir.results().string());
+  if (store) fmt::print("history: {} (run {})\n", store->file().string(), x->run.id);
+  if (x->signal != 0) {
+    report_interruption(x->run);
+    return interrupted_base + x->signal;
+  }
+  int code = outcome_code(report::tally(x->run));
+  if (base) {
+    int gated = ok;
+    try {
+      gated = gate(args, p.request, *base, gates, *x, probe, how);
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "\nerror: {}\n", e.what());
+      return cannot_write;
+    }
+    // A failed experiment says more than a slow one; a regression more than a guess.
+    if (code != experiment_failed && gated != ok) code = gated;
+  }
+  if (!x->history_error.empty() && code == ok) return cannot_write;
+  return code;
+}
+
+int calibrate(const CalibrateArgs& args) {
+  history::CompareOptions options;
+  try {
+    options = gate_options(args.gate);
+  } catch (const std::invalid_argument& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+    return bad_input;
+  }
+  auto first = load_series(args.run.series, args.run.axes);
+  if (!first) return bad_input;
+  const auto gates = first->plan.gates;
+  const auto name = first->plan.name;
+  std::optional<history::Store> store;
+  try {
+    store.emplace(args.run.history.value_or(default_history()));
+    note_migration(*store);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+    return cannot_write;
+  }
+  const auto probe = runner::probe_devices();
+  Execution how;
+  how.store = &*store;
+  how.terminal_report = false;
+  const report::RunRequest request{fs::absolute(args.run.series), args.run.axes, args.run.filter, args.run.device, std::nullopt};
+  const auto root = args.run.out.value_or(default_run_dir(name, "-calibration"));
+  std::vector<history::RunRecord> records;
+  std::vector<std::string> ids;
+  bool failed = false;
+  for (std::size_t k = 1; k <= args.runs; ++k) {
+    auto loaded = k == 1 ? std::move(first) : load_series(args.run.series, args.run.axes);
+    if (!loaded) return bad_input;
+    fmt::print(stderr, "calibration run {} of {}\n", k, args.runs);
+    try {
+      int refused = ok;
+      const auto x = execute_new(*loaded, args.run.series, report::RunDirectory(root / fmt::format("run-{}", k)), request, false, probe, how, refused);
+      if (!x) return refused;
+      if (x->signal != 0) {
+        report_interruption(x->run);
+        return interrupted_base + x->signal;
+      }
+      if (!x->history_error.empty()) return cannot_write;
+      failed = failed || report::tally(x->run).experiments_failed > 0;
+      records.push_back(history::snapshot(x->run, gates));
+      ids.push_back(x->run.id);
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "\nerror: {}\n", e.what());
+      return cannot_write;
+    }
+  }
+  try {
+    const auto calibration = history::calibrate(records, options);
+    const auto id = store->record_calibration(calibration, ids);
+    fmt::print("{}", history::terminal_text(calibration));
+    util::write_atomically(root / "calibration.md", history::markdown(calibration));
+    fmt::print("\ncalibration {} stored in {}: later runs of {} on this machine carry each point's run-to-run noise\nreport: {}\n", id,
+               store->file().string(), name, (root / "calibration.md").string());
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+    return cannot_write;
+  }
+  return failed ? experiment_failed : ok;
 }
 
 }  // namespace expr::cli

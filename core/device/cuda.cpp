@@ -74,6 +74,10 @@ std::map<std::string, std::string> environment(int device) {
     env["gpu_compute_capability"] = fmt::format("{}.{}", p.major, p.minor);
     env["gpu_memory_gib"] = fmt::format("{:.1f}", static_cast<double>(p.totalGlobalMem) / (1u << 30));
     env["gpu_multiprocessors"] = std::to_string(p.multiProcessorCount);
+    // The card itself, written as nvidia-smi writes it: the history says which card ran.
+    const auto* u = reinterpret_cast<const unsigned char*>(p.uuid.bytes);
+    env["gpu_uuid"] = fmt::format("GPU-{:02x}{:02x}{:02x}{:02x}-{:02x}{:02x}-{:02x}{:02x}-{:02x}{:02x}-{:02x}{:02x}{:02x}{:02x}{:02x}{:02x}", u[0], u[1],
+                                  u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
   }
   return env;
 }

@@ -1,25 +1,27 @@
-// Binding an expectation to metrics and experiments, and judging it against measurements.
+// Compiling a guess (its text parsed, then bound to metrics and experiments) and judging it
+// against measurements.
 #pragma once
 
-#include <functional>
 #include <string>
+#include <string_view>
+#include <variant>
 #include <vector>
 
 #include "expect/syntax.hpp"
 #include "outcome/measurement.hpp"
+#include "util/source.hpp"
 
 namespace expr::expect {
 
-// Resolves every name in the check to a metric, a figure and, for `other.metric`, an experiment
-// from `experiments`; checks argument names, regexes, copy kinds and that both sides have the same
-// kind of value. Throws SyntaxError at the offending name.
-void bind(Check& check, const std::vector<std::string>& experiments);
+// Parses `text` and binds every name in it to a metric, a figure and, for `other.metric`, an
+// experiment from `experiments`; checks argument names, regexes, copy kinds and that both sides
+// have the same kind of value. Throws SyntaxError at the offending text.
+GuessTree compile(std::string_view text, const std::vector<std::string>& experiments);
 
-// Parses and binds in one step.
-Check compile(std::string_view text, const std::vector<std::string>& experiments);
-
-// Experiments other than its own that the check reads.
-std::vector<std::string> referenced_experiments(const Check& check);
+// The same, with a problem as a value: reported, quoted and marked where `origin` says the text was
+// written, its message after `context` ("plugin copy, guess 2: ").
+std::variant<GuessTree, util::Problem> compile(std::string_view text, const util::TextOrigin& origin,
+                                           const std::vector<std::string>& experiments, std::string_view context = {});
 
 enum class Verdict { confirmed, contradicted, not_evaluable };
 std::string_view to_string(Verdict v);
@@ -33,9 +35,6 @@ struct Judgement {
   std::vector<std::string> caveats;
 };
 
-// Finds another experiment's measurement by name; null when the series has no such experiment.
-using FindMeasurement = std::function<const outcome::Measurement*(const std::string& experiment)>;
-
-Judgement judge(const Check& check, const outcome::Measurement& self, const FindMeasurement& find);
+Judgement judge(const GuessTree& tree, const outcome::Measurement& self, const FindMeasurement& find);
 
 }  // namespace expr::expect

@@ -1,46 +1,24 @@
+// Compiling a plan's guesses (guesses.hpp).
 #include "expect/guesses.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <set>
 
 #include "analysis/metrics.hpp"
 
 namespace expr::expect {
 
 std::optional<CompiledGuess> compile_guess(const series::GuessSpec& spec, const std::vector<std::string>& experiments,
-                                           const util::SourcePos& fallback, std::vector<util::Problem>& problems) {
-  try {
-    return CompiledGuess{spec, compile(spec.check, experiments)};
-  } catch (const SyntaxError& err) {
-    // The guess is quoted as its value, with the caret under the offending character, by the one
-    // renderer (util::Problem::str()).
-    const util::Excerpt quote{spec.check, err.offset(), err.offset() + 1};
-    if (spec.pos.line > 0)
-      problems.push_back({spec.pos.column > 0 ? spec.pos.shifted(static_cast<int>(err.offset())) : spec.pos, err.what(), quote});
-    else
-      problems.push_back({fallback, fmt::format("the guess of plugin {}: {}", spec.pos.file, err.what()), quote});
+                                           std::string_view context, std::vector<util::Problem>& problems) {
+  auto compiled = compile(spec.check, spec.written, experiments, context);
+  if (auto* problem = std::get_if<util::Problem>(&compiled)) {
+    problems.push_back(std::move(*problem));
     return std::nullopt;
   }
+  return CompiledGuess{spec, std::move(std::get<GuessTree>(compiled))};
 }
-
-namespace {
-
-bool reads_cold(const Node& n) {
-  return std::visit(
-      [](const auto& e) -> bool {
-        using E = std::decay_t<decltype(e)>;
-        if constexpr (std::is_same_v<E, Reference>) return e.call.cold;
-        else if constexpr (std::is_same_v<E, Negation>) return reads_cold(*e.operand);
-        else if constexpr (std::is_same_v<E, Arithmetic>) return reads_cold(*e.lhs) || reads_cold(*e.rhs);
-        else return false;
-      },
-      n.expr);
-}
-
-}  // namespace
-
-bool reads_cold_call(const Check& check) { return reads_cold(*check.observed) || reads_cold(*check.guessed); }
 
 std::vector<std::vector<CompiledGuess>> compile_guesses(series::Plan& plan) {
   std::vector<util::Problem> problems;
@@ -58,13 +36,19 @@ std::vector<std::vector<CompiledGuess>> compile_guesses(series::Plan& plan) {
   std::vector<std::vector<CompiledGuess>> out;
   for (auto& e : plan.experiments) {
     auto& compiled = out.emplace_back();
+    const auto plugin_context = fmt::format("the guess of plugin {}: ", e.plugin->description().name);
     for (const auto& spec : e.guesses)
-      if (auto g = compile_guess(spec, names, e.plugin_pos, problems)) {
-        e.trace_cold_call = e.trace_cold_call || reads_cold_call(g->check);
+      if (auto g = compile_guess(spec, names, spec.origin == series::GuessOrigin::plugin ? plugin_context : "", problems)) {
+        e.trace_cold_call = e.trace_cold_call || g->tree.reads.cold_call;
         compiled.push_back(std::move(*g));
       }
   }
-  if (!problems.empty()) throw util::InputError(std::move(problems));
+  // Every point of a sweep holds its family's guesses: a wrong one is reported once.
+  std::vector<util::Problem> distinct;
+  std::set<std::string> shown;
+  for (auto& p : problems)
+    if (shown.insert(p.str()).second) distinct.push_back(std::move(p));
+  if (!distinct.empty()) throw util::InputError(std::move(distinct));
   return out;
 }
 

@@ -3,7 +3,9 @@
 // recorded ones against the recorded experiments.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "expect/check.hpp"
@@ -14,7 +16,7 @@ namespace expr::expect {
 
 struct CompiledGuess {
   series::GuessSpec spec;
-  Check check;
+  GuessTree tree;
 };
 
 // One list per experiment of the plan, in the plan's order, and each experiment whose guesses read
@@ -22,12 +24,9 @@ struct CompiledGuess {
 // guess that does not parse or bind, an experiment named like a metric.
 std::vector<std::vector<CompiledGuess>> compile_guesses(series::Plan& plan);
 
-// Whether the check reads the experiment's cold call anywhere (cold.metric).
-bool reads_cold_call(const Check& check);
-
-// Compiles one guess against `experiments`, or adds the problem (at the guess's own position, or
-// at `fallback` for a guess that has none, such as a plugin's) and returns nothing.
+// Compiles one guess against `experiments`, or adds the problem where the guess was written (its
+// message after `context`, such as "the guess of plugin copy: ") and returns nothing.
 std::optional<CompiledGuess> compile_guess(const series::GuessSpec& spec, const std::vector<std::string>& experiments,
-                                           const util::SourcePos& fallback, std::vector<util::Problem>& problems);
+                                           std::string_view context, std::vector<util::Problem>& problems);
 
 }  // namespace expr::expect

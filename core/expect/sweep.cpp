@@ -58,7 +58,7 @@ double parse_number(const std::string& text, std::size_t offset) {
   throw SyntaxError(offset, fmt::format("'{}' is not a number", text));
 }
 
-void parse_guessed(SweepGuess& g, const std::string& tail, std::size_t offset) {
+void parse_guessed(CompiledSweepGuess& g, const std::string& tail, std::size_t offset) {
   static const std::regex re(R"(\s*(==|!=|<=|>=|<|>|~)\s*([-+]?[0-9.]+(?:[eE][-+]?[0-9]+)?)\s*(?:(?:±|\+-)\s*([0-9.]+(?:[eE][-+]?[0-9]+)?)|within\s+([0-9.]+)\s*%)?\s*)");
   std::smatch m;
   if (!std::regex_match(tail, m, re))
@@ -77,7 +77,7 @@ void parse_guessed(SweepGuess& g, const std::string& tail, std::size_t offset) {
   g.guessed_text = tail.substr(tail.find_first_not_of(' '));
 }
 
-bool holds(const SweepGuess& g, double observed) {
+bool holds(const CompiledSweepGuess& g, double observed) {
   const double close = 1e-9 * std::max(std::fabs(observed), std::fabs(g.guessed));
   switch (g.comparison) {
     case Comparison::equal: return std::fabs(observed - g.guessed) <= close;
@@ -116,7 +116,7 @@ struct Series {
   std::vector<std::string> missing;
 };
 
-Series read_metric(const SweepGuess& g, const std::vector<const SweepPoint*>& points) {
+Series read_metric(const CompiledSweepGuess& g, const std::vector<const SweepPoint*>& points) {
   Series s;
   for (const auto* p : points) {
     const auto x = numeric(*value_of(*p->point, g.axis));
@@ -159,7 +159,7 @@ Judgement not_evaluable(const std::string& reason, const Series& s) {
   return j;
 }
 
-Judgement verdict(const SweepGuess& g, double observed, std::string evidence) {
+Judgement verdict(const CompiledSweepGuess& g, double observed, std::string evidence) {
   Judgement j;
   j.verdict = holds(g, observed) ? Verdict::confirmed : Verdict::contradicted;
   j.observed = fmt::format("{:.4g}", observed);
@@ -168,7 +168,7 @@ Judgement verdict(const SweepGuess& g, double observed, std::string evidence) {
   return j;
 }
 
-SweepJudgement slope(const SweepGuess& g, Series s) {
+SweepJudgement slope(const CompiledSweepGuess& g, Series s) {
   std::erase_if(s.samples, [&](const Sample& p) { return (g.from && p.x < *g.from) || (g.to && p.x > *g.to) || p.x <= 0 || p.y <= 0; });
   if (s.samples.size() < 2) return {{}, not_evaluable(fmt::format("a slope needs two points or more with positive values, {} here", s.samples.size()), s), {}};
   double mx = 0, my = 0;
@@ -187,7 +187,7 @@ SweepJudgement slope(const SweepGuess& g, Series s) {
   return {{}, verdict(g, fitted, fmt::format("log-log fit over {} points: {}", s.samples.size(), labels(s.samples))), drawn};
 }
 
-SweepJudgement monotonic(const SweepGuess& g, const Series& s) {
+SweepJudgement monotonic(const CompiledSweepGuess& g, const Series& s) {
   if (s.samples.size() < 2) return {{}, not_evaluable(fmt::format("needs two points or more, {} here", s.samples.size()), s), {}};
   SweepJudgement out;
   auto& j = out.judgement;
@@ -205,7 +205,7 @@ SweepJudgement monotonic(const SweepGuess& g, const Series& s) {
   return out;
 }
 
-SweepJudgement crossover(const SweepGuess& g, const Series& mine, const Series& theirs) {
+SweepJudgement crossover(const CompiledSweepGuess& g, const Series& mine, const Series& theirs) {
   struct Both {
     double x, mine, theirs;
   };
@@ -246,25 +246,29 @@ SweepJudgement crossover(const SweepGuess& g, const Series& mine, const Series& 
 
 }  // namespace
 
-std::optional<SweepGuess> compile_sweep_guess(const series::GuessSpec& spec, const std::string& family,
+std::optional<CompiledSweepGuess> compile_sweep_guess(const series::GuessSpec& spec, const std::string& family,
                                               const std::vector<std::string>& axes, const std::vector<std::string>& families,
                                               std::vector<util::Problem>& problems) {
-  SweepGuess g;
+  CompiledSweepGuess g;
   g.spec = spec;
   g.family = family;
   const auto& text = spec.check;
   try {
-    static const std::regex call(R"(\s*([a-z_]+)\s*\()");
-    std::smatch m;
-    if (!std::regex_search(text, m, call, std::regex_constants::match_continuous))
+    bound_length(text);
+    // `kind(`, the kind a lower-case word.
+    const auto kind_begin = std::min(text.find_first_not_of(" \t\r\n"), text.size());
+    auto kind_end = kind_begin;
+    while (kind_end < text.size() && ((text[kind_end] >= 'a' && text[kind_end] <= 'z') || text[kind_end] == '_')) ++kind_end;
+    const auto open = std::min(text.find_first_not_of(" \t\r\n", kind_end), text.size());
+    if (kind_end == kind_begin || open == text.size() || text[open] != '(')
       throw SyntaxError(0, "a sweep guess is slope(...), monotonic(...) or crossover(...)");
-    const std::string kind = m[1];
+    const auto kind = text.substr(kind_begin, kind_end - kind_begin);
     if (kind != "slope" && kind != "monotonic" && kind != "crossover")
-      throw SyntaxError(static_cast<std::size_t>(m.position(1)), fmt::format("unknown sweep guess '{}'{}; it is slope, monotonic or crossover", kind,
-                                                                              util::did_you_mean(kind, {"slope", "monotonic", "crossover"})));
-    g.kind = kind == "slope" ? SweepGuess::Kind::slope : kind == "monotonic" ? SweepGuess::Kind::monotonic : SweepGuess::Kind::crossover;
+      throw SyntaxError(kind_begin, kind_end, fmt::format("unknown sweep guess '{}'{}; it is slope, monotonic or crossover", kind,
+                                                          util::did_you_mean(kind, {"slope", "monotonic", "crossover"})));
+    g.kind = kind == "slope" ? CompiledSweepGuess::Kind::slope : kind == "monotonic" ? CompiledSweepGuess::Kind::monotonic : CompiledSweepGuess::Kind::crossover;
     std::size_t close = 0;
-    auto args = arguments(text, static_cast<std::size_t>(m.position(0) + m.length(0) - 1), close);
+    auto args = arguments(text, open, close);
     if (args.size() < 2 || args[0].text.empty())
       throw SyntaxError(close, fmt::format("{} takes a metric and an axis first: {}(gpu_time, seq{}", kind, kind,
                                            kind == "slope" ? ")" : kind == "monotonic" ? ", increasing)" : ", other_experiment)"));
@@ -272,18 +276,19 @@ std::optional<SweepGuess> compile_sweep_guess(const series::GuessSpec& spec, con
     g.metric_text = args[0].text;
     try {
       const auto check = compile(g.metric_text + " == " + g.metric_text, {});
-      const auto* ref = std::get_if<Reference>(&check.observed->expr);
-      if (!ref) throw SyntaxError(0, "the metric of a sweep guess is one metric, such as gpu_time or kernel(\"gemm\").duration");
+      const auto* ref = dynamic_cast<const Reference*>(check.observed.get());
+      if (!ref) throw SyntaxError(0, g.metric_text.size(), "the metric of a sweep guess is one metric, such as gpu_time or kernel(\"gemm\").duration");
       g.metric = ref->call;
     } catch (const SyntaxError& e) {
-      throw SyntaxError(args[0].offset + std::min(e.offset(), g.metric_text.size()), e.what());
+      const auto within = [&](std::size_t offset) { return args[0].offset + std::min(offset, g.metric_text.size()); };
+      throw SyntaxError(within(e.offset()), within(e.end()), e.what());
     }
     g.axis = args[1].text;
     if (std::find(axes.begin(), axes.end(), g.axis) == axes.end())
       throw SyntaxError(args[1].offset, fmt::format("'{}' is not an axis of {}{}{}", g.axis, family, util::did_you_mean(g.axis, axes),
                                                     axes.empty() ? " (it has none)" : fmt::format(" (axes: {})", fmt::join(axes, ", "))));
     const auto tail = text.substr(close + 1);
-    if (g.kind == SweepGuess::Kind::slope) {
+    if (g.kind == CompiledSweepGuess::Kind::slope) {
       for (std::size_t i = 2; i < args.size(); ++i) {
         const auto eq = args[i].text.find('=');
         const auto key = args[i].text.substr(0, eq);
@@ -292,7 +297,7 @@ std::optional<SweepGuess> compile_sweep_guess(const series::GuessSpec& spec, con
         (key == "from" ? g.from : g.to) = parse_number(args[i].text.substr(eq + 1), args[i].offset + eq + 1);
       }
       parse_guessed(g, tail, close + 1);
-    } else if (g.kind == SweepGuess::Kind::monotonic) {
+    } else if (g.kind == CompiledSweepGuess::Kind::monotonic) {
       if (args.size() != 3 || (args[2].text != "increasing" && args[2].text != "decreasing"))
         throw SyntaxError(args.size() > 2 ? args[2].offset : close, "monotonic takes increasing or decreasing after the axis");
       g.increasing = args[2].text == "increasing";
@@ -305,14 +310,13 @@ std::optional<SweepGuess> compile_sweep_guess(const series::GuessSpec& spec, con
       parse_guessed(g, tail, close + 1);
     }
   } catch (const SyntaxError& err) {
-    problems.push_back({spec.pos.column > 0 ? spec.pos.shifted(static_cast<int>(err.offset())) : spec.pos,
-                        fmt::format("{}\n    {}\n    {}^", err.what(), text, std::string(err.offset(), ' '))});
+    problems.push_back(spec.written.problem(err.offset(), err.end(), err.what()));
     return std::nullopt;
   }
   return g;
 }
 
-std::vector<SweepJudgement> judge_sweep(const SweepGuess& g, const std::vector<SweepPoint>& points) {
+std::vector<SweepJudgement> judge_sweep(const CompiledSweepGuess& g, const std::vector<SweepPoint>& points) {
   // Groups of this family's points that share the values of every axis but the swept one.
   const auto group_of = [&](const SweepPoint& p) {
     std::vector<std::string> parts;
@@ -333,9 +337,9 @@ std::vector<SweepJudgement> judge_sweep(const SweepGuess& g, const std::vector<S
   for (const auto& key : order) {
     const auto mine = read_metric(g, groups[key]);
     switch (g.kind) {
-      case SweepGuess::Kind::slope: out.push_back(slope(g, mine)); break;
-      case SweepGuess::Kind::monotonic: out.push_back(monotonic(g, mine)); break;
-      case SweepGuess::Kind::crossover: {
+      case CompiledSweepGuess::Kind::slope: out.push_back(slope(g, mine)); break;
+      case CompiledSweepGuess::Kind::monotonic: out.push_back(monotonic(g, mine)); break;
+      case CompiledSweepGuess::Kind::crossover: {
         // The other family's points with this group's values on the axes both have.
         std::vector<const SweepPoint*> theirs;
         for (const auto& p : points) {

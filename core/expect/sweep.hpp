@@ -24,7 +24,8 @@
 
 namespace expr::expect {
 
-struct SweepGuess {
+// A sweep guess compiled: what it reads and what it guesses, bound to the family's axes.
+struct CompiledSweepGuess {
   enum class Kind { slope, monotonic, crossover };
   series::GuessSpec spec;
   std::string family;
@@ -43,7 +44,7 @@ struct SweepGuess {
 
 // Compiles one sweep guess of `family`, whose points have `axes`; `families` are the series'
 // experiment names. Adds the problem at the guess's place and returns nothing when it is wrong.
-std::optional<SweepGuess> compile_sweep_guess(const series::GuessSpec& spec, const std::string& family,
+std::optional<CompiledSweepGuess> compile_sweep_guess(const series::GuessSpec& spec, const std::string& family,
                                               const std::vector<std::string>& axes, const std::vector<std::string>& families,
                                               std::vector<util::Problem>& problems);
 
@@ -72,6 +73,6 @@ struct SweepJudgement {
   SweepGeometry geometry;
 };
 
-std::vector<SweepJudgement> judge_sweep(const SweepGuess& guess, const std::vector<SweepPoint>& points);
+std::vector<SweepJudgement> judge_sweep(const CompiledSweepGuess& guess, const std::vector<SweepPoint>& points);
 
 }  // namespace expr::expect

@@ -1,4 +1,8 @@
+// The parser of the expectation language (syntax.hpp): a lexer, then recursive descent, bounded in
+// length and nesting so that no guess exhausts the stack.
 #include "expect/syntax.hpp"
+
+#include <fmt/format.h>
 
 #include <cctype>
 #include <charconv>
@@ -8,19 +12,6 @@ namespace expr::expect {
 
 using analysis::Display;
 using analysis::Quantity;
-
-std::string_view to_string(Comparison c) {
-  switch (c) {
-    case Comparison::equal: return "==";
-    case Comparison::not_equal: return "!=";
-    case Comparison::less: return "<";
-    case Comparison::less_equal: return "<=";
-    case Comparison::greater: return ">";
-    case Comparison::greater_equal: return ">=";
-    case Comparison::approx: return "~";
-  }
-  return "?";
-}
 
 namespace {
 
@@ -69,6 +60,8 @@ class Lexer {
   Token number(Token& t) {
     const char* first = text_.data() + pos_;
     const auto [ptr, ec] = std::from_chars(first, text_.data() + text_.size(), t.number);
+    if (ec == std::errc::result_out_of_range)
+      throw SyntaxError(pos_, pos_ + static_cast<std::size_t>(ptr - first), "number out of range");
     if (ec != std::errc()) throw SyntaxError(pos_, "malformed number");
     pos_ += static_cast<std::size_t>(ptr - first);
     t.kind = Tok::number;
@@ -133,12 +126,14 @@ class Lexer {
 
 class Parser {
  public:
-  explicit Parser(std::string_view text) : text_(text), lexer_(text) { advance(); }
+  explicit Parser(std::string_view text) : text_(text), lexer_(text) {}
 
-  Check parse() {
-    Check c;
+  GuessTree parse() {
+    bound_length(text_);
+    advance();
+    GuessTree c;
     c.text = std::string(text_);
-    if (at_end()) throw SyntaxError(0, "empty expectation: write `observed OP guessed`, e.g. `kernels == 5`");
+    if (at_end()) throw SyntaxError(0, "empty guess: write `observed OP guessed`, e.g. `kernels == 5`");
     c.observed = sum();
     c.comparison = comparison();
     c.guessed = sum();
@@ -146,15 +141,32 @@ class Parser {
     if (c.comparison == Comparison::approx && !c.tolerance && !is_text_literal(*c.guessed))
       throw SyntaxError(c.guessed->end, "`~` needs a tolerance: add `± 3`, `± 2%` (for a percentage) or `within 10%`");
     if (c.tolerance && c.comparison != Comparison::approx)
-      throw SyntaxError(c.tolerance->offset, "a tolerance only goes with `~`; write `~` instead of `" +
-                                                 std::string(to_string(c.comparison)) + "`");
-    if (!at_end()) throw SyntaxError(tok_.begin, "unexpected '" + token_text() + "' after the expectation");
+      throw SyntaxError(c.tolerance->offset, c.tolerance->end,
+                        "a tolerance only goes with `~`; write `~` instead of `" + std::string(to_string(c.comparison)) + "`");
+    if (!at_end()) throw SyntaxError(tok_.begin, tok_.end, "unexpected '" + token_text() + "' after the guess");
     return c;
   }
 
  private:
+  // Counts the parentheses and signs being parsed, each a level of recursion.
+  class Nested {
+   public:
+    explicit Nested(Parser& p) : p_(p) {
+      if (++p_.open_ > max_nesting) throw p_.too_deep(p_.tok_.begin, p_.tok_.end);
+    }
+    ~Nested() { --p_.open_; }
+
+   private:
+    Parser& p_;
+  };
+
+  SyntaxError too_deep(std::size_t begin, std::size_t end) const {
+    return SyntaxError(begin, end,
+                       fmt::format("the guess nests more than {} levels deep (each parenthesis, sign and operator is one)", max_nesting));
+  }
+
   static bool is_text_literal(const Node& n) {
-    const auto* l = std::get_if<Literal>(&n.expr);
+    const auto* l = dynamic_cast<const Literal*>(&n);
     return l && std::holds_alternative<std::string>(l->value);
   }
 
@@ -165,8 +177,8 @@ class Parser {
 
   void expect_symbol(std::string_view s, const std::string& context) {
     if (!is_symbol(s))
-      throw SyntaxError(tok_.begin, "expected '" + std::string(s) + "' " + context +
-                                        (at_end() ? ", found the end" : ", found '" + token_text() + "'"));
+      throw SyntaxError(tok_.begin, tok_.end, "expected '" + std::string(s) + "' " + context +
+                                                  (at_end() ? ", found the end" : ", found '" + token_text() + "'"));
     advance();
   }
 
@@ -181,9 +193,9 @@ class Parser {
         return it->second;
       }
     if (tok_.kind == Tok::symbol && tok_.text == "=")
-      throw SyntaxError(tok_.begin, "'=' is not a comparison; write '=='");
-    throw SyntaxError(tok_.begin, std::string("expected a comparison (==, !=, <, <=, >, >=, ~)") +
-                                      (at_end() ? " after the observed value" : ", found '" + token_text() + "'"));
+      throw SyntaxError(tok_.begin, tok_.end, "'=' is not a comparison; write '=='");
+    throw SyntaxError(tok_.begin, tok_.end, std::string("expected a comparison (==, !=, <, <=, >, >=, ~)") +
+                                                (at_end() ? " after the observed value" : ", found '" + token_text() + "'"));
   }
 
   std::optional<Tolerance> tolerance() {
@@ -191,29 +203,37 @@ class Parser {
       const auto offset = tok_.begin;
       advance();
       const auto amount = quantity_literal("after ±");
-      return Tolerance{Tolerance::Kind::absolute, amount, offset};
+      return Tolerance{Tolerance::Kind::absolute, amount, offset, last_end_};
     }
     if (tok_.kind == Tok::identifier && tok_.text == "within") {
       const auto offset = tok_.begin;
       advance();
       const auto amount = quantity_literal("after `within`");
-      if (amount.display != Display::percent) throw SyntaxError(offset, "`within` takes a percentage, e.g. `within 10%`");
-      return Tolerance{Tolerance::Kind::relative, amount, offset};
+      if (amount.display != Display::percent) throw SyntaxError(offset, last_end_, "`within` takes a percentage, e.g. `within 10%`");
+      return Tolerance{Tolerance::Kind::relative, amount, offset, last_end_};
     }
     return std::nullopt;
   }
 
   Quantity quantity_literal(const char* context) {
-    if (tok_.kind != Tok::number) throw SyntaxError(tok_.begin, std::string("expected a number ") + context);
+    if (tok_.kind != Tok::number) throw SyntaxError(tok_.begin, tok_.end, std::string("expected a number ") + context);
     auto node = primary();
-    return std::get<Quantity>(std::get<Literal>(node->expr).value);
+    return std::get<Quantity>(dynamic_cast<const Literal&>(*node).value);
   }
 
-  NodePtr make(std::size_t begin, decltype(Node::expr) expr) {
-    auto n = std::make_unique<Node>();
-    n->expr = std::move(expr);
+  // A node written from `begin` to the last token read.
+  template <class N, class... Parts>
+  NodePtr make(std::size_t begin, Parts&&... parts) {
+    NodePtr n = std::make_unique<N>(std::forward<Parts>(parts)...);
     n->begin = begin;
     n->end = last_end_;
+    return n;
+  }
+
+  // An operator's or a sign's node, refused where it makes the tree deeper than max_nesting, with
+  // the error at the operator or sign, [op_begin, op_end).
+  NodePtr bounded(NodePtr n, std::size_t op_begin, std::size_t op_end) const {
+    if (n->height > max_nesting) throw too_deep(op_begin, op_end);
     return n;
   }
 
@@ -221,10 +241,10 @@ class Parser {
     auto lhs = product();
     while (is_symbol("+") || is_symbol("-")) {
       const char op = tok_.text[0];
-      const auto begin = lhs->begin;
+      const auto begin = lhs->begin, op_begin = tok_.begin, op_end = tok_.end;
       advance();
       auto rhs = product();
-      lhs = make(begin, Arithmetic{op, std::move(lhs), std::move(rhs)});
+      lhs = bounded(make<Arithmetic>(begin, op, std::move(lhs), std::move(rhs)), op_begin, op_end);
     }
     return lhs;
   }
@@ -233,20 +253,21 @@ class Parser {
     auto lhs = unary();
     while (is_symbol("*") || is_symbol("/")) {
       const char op = tok_.text[0];
-      const auto begin = lhs->begin;
+      const auto begin = lhs->begin, op_begin = tok_.begin, op_end = tok_.end;
       advance();
       auto rhs = unary();
-      lhs = make(begin, Arithmetic{op, std::move(lhs), std::move(rhs)});
+      lhs = bounded(make<Arithmetic>(begin, op, std::move(lhs), std::move(rhs)), op_begin, op_end);
     }
     return lhs;
   }
 
   NodePtr unary() {
     if (is_symbol("-")) {
-      const auto begin = tok_.begin;
+      const Nested sign(*this);
+      const auto begin = tok_.begin, end = tok_.end;
       advance();
       auto operand = unary();
-      return make(begin, Negation{std::move(operand)});
+      return bounded(make<Negation>(begin, std::move(operand)), begin, end);
     }
     return primary();
   }
@@ -267,18 +288,20 @@ class Parser {
           last_end_ = tok_.end;
           advance();
         } else if (tok_.text != "within") {
-          throw SyntaxError(tok_.begin, "unknown unit '" + tok_.text + "'; units are ns, us, µs, ms, s, B, KB, MB, GB, KiB, MiB, GiB and %");
+          throw SyntaxError(tok_.begin, tok_.end,
+                            "unknown unit '" + tok_.text + "'; units are ns, us, µs, ms, s, B, KB, MB, GB, KiB, MiB, GiB and %");
         }
       }
-      return make(begin, Literal{q});
+      return make<Literal>(begin, q);
     }
     if (tok_.kind == Tok::string) {
       std::string s = tok_.text;
       last_end_ = tok_.end;
       advance();
-      return make(begin, Literal{s});
+      return make<Literal>(begin, std::move(s));
     }
     if (is_symbol("(")) {
+      const Nested parenthesis(*this);
       advance();
       auto inner = sum();
       if (!is_symbol(")")) expect_symbol(")", "to close '('");
@@ -290,23 +313,32 @@ class Parser {
     }
     if (tok_.kind == Tok::identifier) return reference();
     if (at_end()) throw SyntaxError(tok_.begin, "expected a value (a number, a \"string\" or a metric), found the end");
-    throw SyntaxError(tok_.begin, "expected a value (a number, a \"string\" or a metric), found '" + token_text() + "'");
+    throw SyntaxError(tok_.begin, tok_.end, "expected a value (a number, a \"string\" or a metric), found '" + token_text() + "'");
   }
 
   NodePtr reference() {
     const auto begin = tok_.begin;
-    Reference ref;
+    std::vector<Reference::Segment> segments;
     while (true) {
-      if (tok_.kind != Tok::identifier) throw SyntaxError(tok_.begin, "expected a name after '.'");
+      if (tok_.kind != Tok::identifier) throw SyntaxError(tok_.begin, tok_.end, "expected a name after '.'");
       Reference::Segment seg{tok_.text, tok_.begin, std::nullopt};
       last_end_ = tok_.end;
       advance();
       if (is_symbol("(")) seg.args = arguments();
-      ref.segments.push_back(std::move(seg));
+      segments.push_back(std::move(seg));
       if (!is_symbol(".")) break;
       advance();
     }
-    return make(begin, std::move(ref));
+    return make<Reference>(begin, std::move(segments));
+  }
+
+  // The value of an argument: a "string", a bare word or a number.
+  bool at_argument_value() const { return tok_.kind == Tok::string || tok_.kind == Tok::identifier || tok_.kind == Tok::number; }
+  void take_argument_value(Argument& a) {
+    a.offset = tok_.begin;
+    a.end = tok_.end;
+    a.value = tok_.kind == Tok::string ? tok_.text : token_text();
+    advance();
   }
 
   std::vector<Argument> arguments() {
@@ -314,26 +346,21 @@ class Parser {
     std::vector<Argument> args;
     while (!is_symbol(")")) {
       Argument a;
-      a.offset = tok_.begin;
       if (tok_.kind == Tok::identifier) {
-        std::string word = tok_.text;
-        advance();
+        const auto word = tok_;
+        take_argument_value(a);  // a bare word, e.g. copies(DtoD), unless a value follows '='
         if (is_symbol("=")) {
           advance();
-          a.name = word;
-          a.offset = tok_.begin;
-          if (tok_.kind != Tok::string && tok_.kind != Tok::identifier && tok_.kind != Tok::number)
-            throw SyntaxError(tok_.begin, "expected a value after '" + word + "='");
-          a.value = tok_.kind == Tok::string ? tok_.text : token_text();
-          advance();
-        } else {
-          a.value = word;  // a bare word, e.g. copies(DtoD)
+          a.name = word.text;
+          a.name_offset = word.begin;
+          if (!at_argument_value()) throw SyntaxError(tok_.begin, tok_.end, "expected a value after '" + word.text + "='");
+          take_argument_value(a);
         }
-      } else if (tok_.kind == Tok::string || tok_.kind == Tok::number) {
-        a.value = tok_.kind == Tok::string ? tok_.text : token_text();
-        advance();
+      } else if (at_argument_value()) {
+        take_argument_value(a);
       } else {
-        throw SyntaxError(tok_.begin, at_end() ? "argument list not closed: add ')'" : "expected an argument, found '" + token_text() + "'");
+        throw SyntaxError(tok_.begin, tok_.end,
+                          at_end() ? "argument list not closed: add ')'" : "expected an argument, found '" + token_text() + "'");
       }
       args.push_back(std::move(a));
       if (is_symbol(",")) {
@@ -341,7 +368,8 @@ class Parser {
         continue;
       }
       if (!is_symbol(")"))
-        throw SyntaxError(tok_.begin, at_end() ? "argument list not closed: add ')'" : "expected ',' or ')', found '" + token_text() + "'");
+        throw SyntaxError(tok_.begin, tok_.end,
+                          at_end() ? "argument list not closed: add ')'" : "expected ',' or ')', found '" + token_text() + "'");
     }
     last_end_ = tok_.end;
     advance();  // )
@@ -352,10 +380,16 @@ class Parser {
   Lexer lexer_;
   Token tok_;
   std::size_t last_end_ = 0;
+  int open_ = 0;  // parentheses and signs being parsed
 };
 
 }  // namespace
 
-Check parse(std::string_view text) { return Parser(text).parse(); }
+GuessTree parse(std::string_view text) { return Parser(text).parse(); }
+
+void bound_length(std::string_view text) {
+  if (text.size() > max_guess_length)
+    throw SyntaxError(max_guess_length, text.size(), fmt::format("this guess is {} bytes long; the limit is {}", text.size(), max_guess_length));
+}
 
 }  // namespace expr::expect

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <boost/dll/shared_library.hpp>
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -25,6 +26,7 @@ struct PluginLibrary::Handle {
 namespace {
 
 const char* const abi_symbol = plugin_abi_symbol;
+const char* const build_tag_symbol = plugin_build_tag_symbol;
 const char* const create_symbol = plugin_create_symbol;
 
 std::string dl_reason() {
@@ -86,6 +88,46 @@ std::optional<std::string> elf_problem(const fs::path& file) {
   return std::nullopt;
 }
 
+// "key=value;key=value" (EXPR_PLUGIN_BUILD_TAG) as a map.
+std::map<std::string, std::string> parse_build_tag(std::string_view tag) {
+  std::map<std::string, std::string> fields;
+  while (!tag.empty()) {
+    const auto end = std::min(tag.find(';'), tag.size());
+    const auto field = tag.substr(0, end);
+    const auto eq = field.find('=');
+    if (eq != std::string_view::npos) fields.emplace(field.substr(0, eq), field.substr(eq + 1));
+    tag.remove_prefix(std::min(end + 1, tag.size()));
+  }
+  return fields;
+}
+
+// How a plugin's build differs from this expr's, "" when it does not: one "what: the plugin X,
+// this expr Y" per difference. LibTorch counts only where both sides use one.
+std::string build_mismatch(std::string_view plugin_tag, std::string_view own_tag) {
+  const auto plugin = parse_build_tag(plugin_tag);
+  const auto own = parse_build_tag(own_tag);
+  const auto value = [](const std::map<std::string, std::string>& fields, const std::string& key) {
+    const auto it = fields.find(key);
+    return it == fields.end() ? std::string("none") : it->second;
+  };
+  std::vector<std::string> differences;
+  const std::pair<const char*, const char*> compared[] = {
+      {"compiler", "compiler family"}, {"stdlib", "C++ standard library"}, {"cxx11_abi", "_GLIBCXX_USE_CXX11_ABI"}};
+  for (const auto& [key, what] : compared)
+    if (value(plugin, key) != value(own, key))
+      differences.push_back(fmt::format("{}: the plugin {}, this expr {}", what, value(plugin, key), value(own, key)));
+  if (plugin.count("libtorch") && own.count("libtorch") && plugin.at("libtorch") != own.at("libtorch"))
+    differences.push_back(fmt::format("LibTorch: the plugin {}, this expr {}", plugin.at("libtorch"), own.at("libtorch")));
+  return fmt::format("{}", fmt::join(differences, "; "));
+}
+
+// Whether two paths name one file (a directory on the path twice, a link to a plugin beside it).
+bool same_file(const fs::path& a, const fs::path& b) {
+  std::error_code ec;
+  const bool same = fs::equivalent(a, b, ec);
+  return ec ? a.lexically_normal() == b.lexically_normal() : same;
+}
+
 }  // namespace
 
 std::shared_ptr<const PluginLibrary> PluginLibrary::open(const fs::path& file) {
@@ -115,6 +157,18 @@ std::shared_ptr<const PluginLibrary> PluginLibrary::open(const fs::path& file) {
     throw LoadError(fmt::format("{}: built against expr plugin ABI version {}, but this expr speaks version {}; rebuild the plugin "
                                 "against this expr's expr/plugin.hpp",
                                 file.string(), abi, plugin_abi_version));
+  if (!dll.has(build_tag_symbol))
+    throw LoadError(fmt::format("{}: not an expr plugin: it speaks ABI version {} but exports no {}(); define the plugin with "
+                                "EXPR_PLUGIN(YourClass)",
+                                file.string(), abi, build_tag_symbol));
+  const char* tag = dll.get<const char*()>(build_tag_symbol)();
+  // This expr's side, made by the same macro: the loader is compiled like a plugin, with
+  // EXPR_PLUGIN_LIBTORCH set to the LibTorch expr's own plugins were built with (when they were).
+  if (const auto mismatch = build_mismatch(tag ? tag : "", EXPR_PLUGIN_BUILD_TAG); !mismatch.empty())
+    throw LoadError(fmt::format("{}: built differently from this expr ({}); the plugin boundary passes C++ standard types, so "
+                                "rebuild the plugin against this expr's package (find_package(expr) from its prefix) with the same "
+                                "compiler family, standard library and LibTorch",
+                                file.string(), mismatch));
   lib->create_ = &dll.get<Plugin*()>(create_symbol);
   try {
     lib->description_ = lib->create()->describe();
@@ -134,35 +188,57 @@ PluginPtr PluginLibrary::create() const {
   return p;
 }
 
-std::vector<fs::path> search_path(const std::vector<fs::path>& series_dirs) {
-  std::vector<fs::path> dirs = series_dirs;
+std::string to_string(Origin origin) {
+  switch (origin) {
+    case Origin::plugin_path: return "the series' plugin_path";
+    case Origin::option: return "--plugin-path";
+    case Origin::environment: return "$EXPR_PLUGIN_PATH";
+    case Origin::beside_expr: return "beside expr";
+  }
+  return "?";
+}
+
+std::vector<SearchDir> search_path(const std::vector<fs::path>& first, Origin origin) {
+  std::vector<SearchDir> dirs;
+  for (const auto& d : first) dirs.push_back({d, origin});
   if (const char* env = std::getenv("EXPR_PLUGIN_PATH")) {
     std::string_view rest = env;
     while (!rest.empty()) {
       const auto colon = rest.find(':');
       const auto dir = rest.substr(0, colon);
-      if (!dir.empty()) dirs.emplace_back(dir);
+      if (!dir.empty()) dirs.push_back({fs::path(dir), Origin::environment});
       rest = colon == std::string_view::npos ? std::string_view{} : rest.substr(colon + 1);
     }
   }
   std::error_code ec;
   const auto exe = fs::read_symlink("/proc/self/exe", ec);
   if (!ec) {
-    dirs.push_back(exe.parent_path().parent_path() / "lib" / "expr" / "plugins");  // bin/expr, lib/expr/plugins/NAME.so
+    dirs.push_back({exe.parent_path().parent_path() / "lib" / "expr" / "plugins", Origin::beside_expr});  // bin/expr, lib/expr/plugins/NAME.so
   }
   return dirs;
 }
 
-std::map<std::string, fs::path> PluginCatalog::available() const {
-  std::map<std::string, fs::path> found;
+std::map<std::string, std::vector<Found>> PluginCatalog::available() const {
+  std::map<std::string, std::vector<Found>> found;
   for (const auto& dir : dirs_) {
     // The error_code forms throughout: a directory that cannot be read (or stops being readable
     // half-way) is skipped, and find() names it when a plugin is not found.
     std::error_code ec;
-    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
-      if (it->path().extension() == ".so") found.try_emplace(it->path().stem().string(), it->path());
+    for (fs::directory_iterator it(dir.path, ec), end; !ec && it != end; it.increment(ec)) {
+      if (it->path().extension() != ".so") continue;
+      auto& places = found[it->path().stem().string()];
+      if (std::none_of(places.begin(), places.end(), [&](const Found& f) { return same_file(f.file, it->path()); }))
+        places.push_back({it->path(), dir.origin});
+    }
   }
   return found;
+}
+
+std::string PluginCatalog::ambiguity(const std::string& name, const std::vector<Found>& places) {
+  std::vector<std::string> files;
+  for (const auto& f : places) files.push_back(fmt::format("{} ({})", f.file.string(), to_string(f.origin)));
+  return fmt::format("two plugins are named '{}': {}; remove or rename one, or take its directory off the plugin path", name,
+                     fmt::join(files, " and "));
 }
 
 std::shared_ptr<const PluginLibrary> PluginCatalog::find(const std::string& name) {
@@ -178,13 +254,14 @@ std::shared_ptr<const PluginLibrary> PluginCatalog::find(const std::string& name
       for (const auto& [n, _] : all) names.push_back(n);
       for (const auto& d : dirs_) {
         std::error_code ec;
-        fs::directory_iterator(d, ec);
-        dirs.push_back(ec ? fmt::format("{} ({})", d.string(), ec.message()) : d.string());
+        fs::directory_iterator(d.path, ec);
+        dirs.push_back(ec ? fmt::format("{} ({})", d.path.string(), ec.message()) : d.path.string());
       }
       throw LoadError(fmt::format("no plugin '{}'{} (searched {}; add a directory with plugin_path in the series or $EXPR_PLUGIN_PATH)",
                                   name, util::did_you_mean(name, names), fmt::join(dirs, ", ")));
     }
-    file = it->second;
+    if (it->second.size() > 1) throw LoadError(ambiguity(name, it->second));
+    file = it->second.front().file;
   }
   auto lib = PluginLibrary::open(file);
   opened_.emplace(name, lib);

@@ -1,5 +1,5 @@
 // What running one experiment produced: its status, timings, correctness, facts and trace.
-// Workers fill it, results.json stores it, analysis and expectations read it. A leaf of the
+// Workers fill it, results.json stores it, analysis and guesses read it. A leaf of the
 // pipeline: every stage after the trace model may use it, and it uses none of them.
 #pragma once
 
@@ -39,6 +39,10 @@ struct Stats {
   double spread = 0;       // how far the samples scatter, relative to the median (robust: 1.4826 MAD / median)
   double seconds = 0;      // wall time spent taking the samples
   bool converged = false;  // the median was pinned down (runner/sampler.hpp) before the time budget ran out
+  // How far this median moves from one run to the next on this machine, beyond what its own samples
+  // show: the standard deviation of the log of the median over repeated runs of an unchanged build
+  // (`expr calibrate`, kept in the history). 0 when the point was never calibrated.
+  double run_to_run = 0;
 };
 
 struct Correctness {
@@ -68,7 +72,9 @@ class TraceSource {
   std::shared_ptr<State> state_;
 };
 
-enum class Status { ok, failed, crashed, timed_out, skipped };
+// interrupted: the run was stopped (Ctrl-C, SIGTERM) before this experiment finished; what it
+// measured before is kept.
+enum class Status { ok, failed, crashed, timed_out, skipped, interrupted };
 
 // When a step of an experiment's worker began, in CLOCK_MONOTONIC nanoseconds (trace/clock.hpp),
 // one clock for the parent and its workers. The steps, in order: "spawned" (the parent, just

@@ -14,12 +14,13 @@ std::string_view to_string(Status s) {
     case Status::crashed: return "crashed";
     case Status::timed_out: return "timed_out";
     case Status::skipped: return "skipped";
+    case Status::interrupted: return "interrupted";
   }
   return "?";
 }
 
 std::optional<Status> status_from(std::string_view name) {
-  for (auto s : {Status::ok, Status::failed, Status::crashed, Status::timed_out, Status::skipped})
+  for (auto s : {Status::ok, Status::failed, Status::crashed, Status::timed_out, Status::skipped, Status::interrupted})
     if (to_string(s) == name) return s;
   return std::nullopt;
 }
@@ -46,9 +47,11 @@ double number_from(const json& j) {
 }
 
 json stats_json(const Stats& s) {
-  return {{"count", s.count},   {"iterations", s.iterations}, {"median_ns", s.median}, {"mean_ns", s.mean},
-          {"min_ns", s.min},    {"max_ns", s.max},            {"spread", s.spread},    {"seconds", s.seconds},
-          {"converged", s.converged}, {"samples_ns", s.samples}};
+  json j{{"count", s.count},   {"iterations", s.iterations}, {"median_ns", s.median}, {"mean_ns", s.mean},
+         {"min_ns", s.min},    {"max_ns", s.max},            {"spread", s.spread},    {"seconds", s.seconds},
+         {"converged", s.converged}, {"samples_ns", s.samples}};
+  if (s.run_to_run > 0) j["run_to_run"] = s.run_to_run;
+  return j;
 }
 
 // expr.results/1 named the count "samples" and the spread "noise", and kept no samples.
@@ -64,6 +67,7 @@ Stats stats_from(const json& j) {
   s.spread = j.contains("spread") ? j.at("spread").get<double>() : j.at("noise").get<double>();
   s.seconds = j.at("seconds");
   s.converged = j.at("converged");
+  s.run_to_run = j.value("run_to_run", 0.0);
   return s;
 }
 

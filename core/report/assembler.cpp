@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 
 namespace expr::report {
@@ -10,13 +11,13 @@ namespace expr::report {
 void Assembler::append(FinishedExperiment x) {
   if (x.family.empty()) x.family = x.measurement.experiment;
   ExperimentResult e{std::move(x.measurement), {}, std::move(x.family), std::move(x.point)};
-  std::vector<expect::Check> checks;
+  std::vector<expect::GuessTree> trees;
   for (auto& g : x.guesses) {
     e.guesses.push_back({std::move(g.spec), std::nullopt});
-    checks.push_back(std::move(g.check));
+    trees.push_back(std::move(g.tree));
   }
   run_.experiments.push_back(std::move(e));
-  checks_.push_back(std::move(checks));
+  trees_.push_back(std::move(trees));
 }
 
 void Assembler::add(FinishedExperiment experiment) {
@@ -32,6 +33,17 @@ void Assembler::restore(std::vector<FinishedExperiment> experiments) {
 
 void Assembler::finish() {
   judge_ready(true);
+  // Experiments finish in any order with several workers, and a merge reads its shards in the
+  // order given; the run lists them as planned, as a serial run does. Every guess is judged by now,
+  // so the trees need not stay in step.
+  std::map<std::string, std::size_t> order;
+  for (std::size_t i = 0; i < planned_.size(); ++i) order.emplace(planned_[i].name, i);
+  const auto place = [&](const ExperimentResult& e) {
+    const auto it = order.find(e.measurement.experiment);
+    return it == order.end() ? order.size() : it->second;
+  };
+  std::stable_sort(run_.experiments.begin(), run_.experiments.end(), [&](const auto& a, const auto& b) { return place(a) < place(b); });
+  trees_.clear();
   // Every planned point, those that did not run too, so the evidence can say which are missing.
   std::vector<expect::SweepPoint> points;
   for (const auto& p : planned_) {
@@ -51,7 +63,7 @@ void Assembler::finish() {
   sink_.end(run_);
 }
 
-std::string Assembler::elsewhere_of(const expect::SweepGuess& g) const {
+std::string Assembler::elsewhere_of(const expect::CompiledSweepGuess& g) const {
   std::string away;
   std::size_t count = 0;
   for (const auto& p : planned_)
@@ -69,12 +81,12 @@ void Assembler::judge_ready(bool final) {
     for (std::size_t k = 0; k < e.guesses.size(); ++k) {
       auto& g = e.guesses[k];
       if (g.judgement) continue;
-      const auto& check = checks_[i][k];
+      const auto& tree = trees_[i][k];
       // Each experiment the guess names, as the point it reads.
       std::map<std::string, std::string> reads;
       std::string unresolvable;
       bool ready = true;
-      for (const auto& other : expect::referenced_experiments(check)) {
+      for (const auto& other : tree.reads.experiments) {
         const auto r = resolve(other, e.point, planned_);
         if (!r.problem.empty()) unresolvable = r.problem;
         reads[other] = r.experiment;
@@ -101,7 +113,7 @@ void Assembler::judge_ready(bool final) {
         return x ? &x->measurement : nullptr;
       };
       try {
-        g.judgement = expect::judge(check, e.measurement, find);
+        g.judgement = expect::judge(tree, e.measurement, find);
         for (const auto& [name, point] : reads)
           if (point != name) g.judgement->evidence += fmt::format("{}{} read as {}", g.judgement->evidence.empty() ? "" : "; ", name, point);
       } catch (const std::exception& err) {  // a recorded trace that cannot be read, say

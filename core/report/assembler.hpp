@@ -41,7 +41,7 @@ class Assembler {
   // or a sweep guess over one, is not evaluable here and says where; `expr merge` judges it.
   void set_elsewhere(std::map<std::string, std::string> where) { elsewhere_ = std::move(where); }
   // Guesses about whole sweeps, judged at the end over every point.
-  void set_sweep_guesses(std::vector<expect::SweepGuess> guesses) { sweep_guesses_ = std::move(guesses); }
+  void set_sweep_guesses(std::vector<expect::CompiledSweepGuess> guesses) { sweep_guesses_ = std::move(guesses); }
   // Judges everything still pending (experiments not in the run make their readers not
   // evaluable) and ends the run for the sinks.
   void finish();
@@ -50,14 +50,14 @@ class Assembler {
   void append(FinishedExperiment experiment);
   void judge_ready(bool final);
   // The points a sweep guess spans that run in another shard, named; empty when none.
-  std::string elsewhere_of(const expect::SweepGuess& g) const;
+  std::string elsewhere_of(const expect::CompiledSweepGuess& g) const;
 
   RunResult& run_;
   Sink& sink_;
-  std::vector<std::vector<expect::Check>> checks_;
+  std::vector<std::vector<expect::GuessTree>> trees_;  // parallel to run_.experiments[i].guesses
   std::vector<PlannedPoint> planned_;
   std::map<std::string, std::string> elsewhere_;
-  std::vector<expect::SweepGuess> sweep_guesses_;  // parallel to run_.experiments[i].guesses
+  std::vector<expect::CompiledSweepGuess> sweep_guesses_;
 };
 
 }  // namespace expr::report

@@ -74,7 +74,7 @@ const std::vector<Figure>& main_figures() {
 }
 
 // A figure for a sweep guess's metric that is none of the main ones.
-Figure figure_for(const SweepVerdict& v) {
+Figure figure_for(const JudgedSweepGuess& v) {
   Figure f{"", v.metric_text, v.metric, plot::Unit::number, Figure::Noise::none, v.metric_text + " per point, as the guesses about the sweep read it."};
   for (char c : v.metric_text) f.key += std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' ? c : '_';
   if (const auto* spec = analysis::find_metric(v.metric.metric)) {
@@ -182,7 +182,7 @@ std::string file_part(const std::string& s) {
 }
 
 // The guesses about the sweep drawn on a chart: the fitted line, the crossing, the broken trend.
-void draw(const SweepVerdict& v, std::size_t style, const plot::Line* line, plot::Chart& chart) {
+void draw(const JudgedSweepGuess& v, std::size_t style, const plot::Line* line, plot::Chart& chart) {
   const auto tone = tone_of(v.guess);
   auto note = fmt::format("{}: {} → {}", v.family, v.guess.spec.check, outcome_text(v.guess));
   if (v.guess.judgement && v.guess.judgement->verdict == expect::Verdict::contradicted) note += fmt::format(" (guessed {})", v.guess.judgement->guessed);
@@ -363,7 +363,7 @@ const char* mark_of(const JudgedGuess& g) {
 
 std::string where(const JudgedGuess& g) {
   if (g.spec.origin == series::GuessOrigin::plugin) return "plugin guess";
-  return g.spec.pos.line > 0 ? g.spec.pos.str() : "series";
+  return g.spec.pos().line > 0 ? g.spec.pos().str() : "series";
 }
 
 // The cells after a guess's verdict, guess and sweep or experiment: observed, guessed, evidence, where.

@@ -33,7 +33,9 @@ RunPlan run_plan(const RunRequest& request, const series::Plan& plan) {
   return out;
 }
 
-bool has_result(const outcome::Measurement& m) { return m.status != outcome::Status::skipped; }
+bool has_result(const outcome::Measurement& m) {
+  return m.status != outcome::Status::skipped && m.status != outcome::Status::interrupted;
+}
 
 namespace {
 
@@ -87,19 +89,26 @@ Changes changed_points(const RunPlan& recorded, const RunResult& run, const seri
     else groups.push_back({pos, std::move(change), {point}});
   };
   const util::SourcePos series_file{plan.file.string(), 0, 0};
+  std::map<std::string, const series::ExperimentPlan*> planned, families;
+  for (const auto& e : plan.experiments) {
+    planned[e.name] = &e;
+    families.try_emplace(e.family, &e);
+  }
+  std::map<std::string, const json*> settings;
+  for (const auto& [name, s] : recorded.points) settings[name] = &s;
   for (const auto& finished : run.experiments) {
     const auto& m = finished.measurement;
     if (!has_result(m)) continue;
-    const auto point = std::find_if(plan.experiments.begin(), plan.experiments.end(), [&](const auto& e) { return e.name == m.experiment; });
-    if (point == plan.experiments.end()) {
-      const auto family = std::find_if(plan.experiments.begin(), plan.experiments.end(), [&](const auto& e) { return e.family == finished.family; });
-      add(family == plan.experiments.end() ? series_file : family->name_pos, "", m.experiment);
+    const auto point = planned.find(m.experiment);
+    if (point == planned.end()) {
+      const auto family = families.find(finished.family);
+      add(family == families.end() ? series_file : family->second->name_pos, "", m.experiment);
       continue;
     }
-    const auto* then = recorded.settings(m.experiment);
-    const auto now = point_settings(*point, recorded.request.device);
-    if (!then) add(point->name_pos, "no settings recorded in plan.json", m.experiment);
-    else if (*then != now) add(point->name_pos, "other settings: " + differences(*then, now), m.experiment);
+    const auto then = settings.find(m.experiment);
+    const auto now = point_settings(*point->second, recorded.request.device);
+    if (then == settings.end()) add(point->second->name_pos, "no settings recorded in plan.json", m.experiment);
+    else if (*then->second != now) add(point->second->name_pos, "other settings: " + differences(*then->second, now), m.experiment);
   }
   for (const auto& g : groups) {
     std::string names;

@@ -25,7 +25,8 @@ nlohmann::json point_settings(const series::ExperimentPlan& point, const std::op
 RunPlan run_plan(const RunRequest& request, const series::Plan& plan);
 
 // A recorded experiment that ran to a result: ok, failed, crashed or timed out. A failure is a
-// result like any other and is kept; a skipped point (filtered out, no device) is decided again.
+// result like any other and is kept; a skipped point (filtered out, no device) is decided again and
+// an interrupted one (Ctrl-C, SIGTERM) runs again.
 bool has_result(const outcome::Measurement& m);
 
 // The finished points of `run` that `plan` drops or would run with other settings than `recorded`

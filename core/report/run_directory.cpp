@@ -1,8 +1,13 @@
 // results.json written and read, and the paths of a run directory.
 #include "report/run_directory.hpp"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/file.h>
+#include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 
 #include "outcome/measurement_json.hpp"
@@ -61,6 +66,11 @@ util::SourcePos position_from(const std::string& at) {
   return pos;
 }
 
+// Where a series' guess was written, as results.json records it; a plugin's guess is in no file.
+void write_place(const series::GuessSpec& spec, json& one) {
+  if (spec.origin == series::GuessOrigin::series && spec.pos().line > 0) one["at"] = spec.pos().str();
+}
+
 json param_json(const ParamValue& v) {
   return std::visit([](const auto& x) { return json(x); }, v);
 }
@@ -90,10 +100,51 @@ series::AxisPoint point_from(const json& x) {
 
 }  // namespace
 
-void RunDirectory::create() const {
+RunLock::~RunLock() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+RunLock RunDirectory::lock(bool create) const {
+  using Why = RunDirectoryRefused::Why;
   std::error_code ec;
-  fs::create_directories(root_ / "experiments", ec);
-  if (ec) throw std::runtime_error(fmt::format("cannot create {}: {}", (root_ / "experiments").string(), ec.message()));
+  if (create) fs::create_directories(root_, ec);
+  if (ec) throw RunDirectoryRefused(Why::cannot_write, fmt::format("cannot write the run directory {}: {}", root_.string(), ec.message()));
+  const int fd = ::open(root_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0)
+    throw RunDirectoryRefused(Why::cannot_write, fmt::format("cannot write the run directory {}: {}", root_.string(), std::strerror(errno)));
+  RunLock lock(fd);
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    if (errno == EWOULDBLOCK)
+      throw RunDirectoryRefused(Why::in_use, fmt::format("{}: another expr run is writing this run directory; wait for it to end, "
+                                                         "or choose another --out",
+                                                         root_.string()));
+    throw RunDirectoryRefused(Why::cannot_write, fmt::format("cannot lock {}: {}", root_.string(), std::strerror(errno)));
+  }
+  return lock;
+}
+
+RunLock RunDirectory::lock_for_resume() const { return lock(false); }
+
+RunLock RunDirectory::create(bool replace) const {
+  using Why = RunDirectoryRefused::Why;
+  std::error_code ec;
+  auto held = lock(true);
+  // Only after the lock: a run that holds it may be creating these files right now.
+  const auto experiments = root_ / "experiments";
+  const bool earlier = fs::exists(results(), ec) || fs::exists(series_copy(), ec) || fs::exists(plan(), ec) ||
+                       (fs::is_directory(experiments, ec) && !fs::is_empty(experiments, ec));
+  if (earlier && !replace)
+    throw RunDirectoryRefused(Why::holds_run, fmt::format("{}: holds an earlier run; choose another --out, or add --force to replace "
+                                                          "that run (its results, reports and experiment folders are removed)",
+                                                          root_.string()));
+  if (earlier)
+    for (const auto& owned : {results(), summary(), junit(), html_report(), plots(), series_copy(), plan(), experiments}) {
+      fs::remove_all(owned, ec);
+      if (ec) throw RunDirectoryRefused(Why::cannot_write, fmt::format("cannot remove {}: {}", owned.string(), ec.message()));
+    }
+  fs::create_directories(experiments, ec);
+  if (ec) throw RunDirectoryRefused(Why::cannot_write, fmt::format("cannot create {}: {}", experiments.string(), ec.message()));
+  return held;
 }
 
 runner::ExperimentFiles RunDirectory::files(const std::string& name) const {
@@ -113,9 +164,11 @@ json to_json(const RunResult& run, const RunDirectory& dir) {
          {"environment", run.environment},
          {"experiments", json::array()}};
   const auto t = tally(run);
+  if (!run.interrupted.empty()) j["interrupted"] = run.interrupted;
   j["summary"] = {{"confirmed", t.confirmed},         {"contradicted", t.contradicted},
                   {"not_evaluable", t.not_evaluable}, {"pending", t.pending},
-                  {"required_failed", t.required_failed}, {"experiments_failed", t.experiments_failed}};
+                  {"required_failed", t.required_failed}, {"experiments_failed", t.experiments_failed},
+                  {"experiments_interrupted", t.experiments_interrupted}};
   for (const auto& e : run.experiments) {
     const auto& m = e.measurement;
     auto x = outcome::to_json(m);
@@ -135,7 +188,7 @@ json to_json(const RunResult& run, const RunDirectory& dir) {
     x["guesses"] = json::array();
     for (const auto& g : e.guesses) {
       json one{{"check", g.spec.check}, {"origin", series::to_string(g.spec.origin)}, {"required", g.spec.required}, {"why", g.spec.why}};
-      if (g.spec.pos.line > 0) one["at"] = g.spec.pos.str();
+      write_place(g.spec, one);
       if (g.judgement) one.update(judgement_json(*g.judgement));
       else one["verdict"] = "pending";
       x["guesses"].push_back(std::move(one));
@@ -150,12 +203,18 @@ json to_json(const RunResult& run, const RunDirectory& dir) {
       plan.push_back(std::move(one));
     }
     j["shard"] = {{"index", run.shard->index}, {"count", run.shard->count}, {"series_fingerprint", run.shard->series_fingerprint},
+                  {"costs_from", run.shard->costs_from.empty() ? json() : json(run.shard->costs_from)},
                   {"plan", std::move(plan)}};
+  }
+  if (!run.merged.empty()) {
+    j["merged"] = json::array();
+    for (const auto& m : run.merged)
+      j["merged"].push_back({{"shard", m.shard}, {"dir", m.dir.empty() ? json() : json(m.dir)}, {"missing", m.missing}});
   }
   j["sweep_guesses"] = json::array();
   for (const auto& s : run.sweep_guesses) {
     json one{{"family", s.family}, {"group", s.group}, {"check", s.guess.spec.check}, {"required", s.guess.spec.required}, {"why", s.guess.spec.why}};
-    if (s.guess.spec.pos.line > 0) one["at"] = s.guess.spec.pos.str();
+    write_place(s.guess.spec, one);
     if (s.guess.judgement) one.update(judgement_json(*s.guess.judgement));
     else one["verdict"] = "pending";
     j["sweep_guesses"].push_back(std::move(one));
@@ -192,8 +251,17 @@ RunResult RunDirectory::read() const {
     run.started = j.value("started", "");
     run.resumed = j.value("resumed", std::vector<std::string>{});
     run.finished = j.value("finished", "");
+    run.interrupted = j.value("interrupted", "");
     run.environment = j.value("environment", std::map<std::string, std::string>{});
     run.planned = j.value("planned", j.at("experiments").size());
+    // A recorded guess is in no file at hand: its problems, when replay compiles it again, are
+    // reported where it was written, or at results.json, quoting the guess.
+    const auto recorded = [&](const json& g) {
+      const std::string check = g.at("check");
+      const auto at = position_from(g.value("at", ""));
+      return series::GuessSpec{check, util::TextOrigin::detached(at.line > 0 ? at : util::SourcePos{file.string(), 0, 0}, check),
+                               g.value("required", false), g.value("why", "")};
+    };
     for (const auto& x : j.at("experiments")) {
       ExperimentResult e;
       e.measurement = outcome::measurement_from_json(x);
@@ -207,33 +275,26 @@ RunResult RunDirectory::read() const {
           e.measurement.cold = std::make_shared<const outcome::Measurement>(std::move(cold));
         }
       for (const auto& g : x.value(first ? "expectations" : "guesses", json::array())) {
-        JudgedGuess r;
-        r.spec.check = g.at("check");
+        JudgedGuess r{recorded(g), {}};
         r.spec.origin = g.value(first ? "source" : "origin", "series") == "plugin" ? series::GuessOrigin::plugin : series::GuessOrigin::series;
-        r.spec.required = g.value("required", false);
-        r.spec.why = g.value("why", "");
-        r.spec.pos = position_from(g.value("at", ""));
         if (g.value("verdict", "pending") != "pending") r.judgement = judgement_from(g);
         e.guesses.push_back(std::move(r));
       }
       run.experiments.push_back(std::move(e));
     }
     for (const auto& g : j.value("sweep_guesses", json::array())) {
-      SweepVerdict s;
-      s.family = g.at("family");
-      s.group = g.value("group", "");
-      s.guess.spec.check = g.at("check");
-      s.guess.spec.required = g.value("required", false);
-      s.guess.spec.why = g.value("why", "");
-      s.guess.spec.pos = position_from(g.value("at", ""));
+      JudgedSweepGuess s{g.at("family"), g.value("group", ""), {recorded(g), {}}};
       if (g.value("verdict", "pending") != "pending") s.guess.judgement = judgement_from(g);
       run.sweep_guesses.push_back(std::move(s));
     }
+    for (const auto& m : j.value("merged", json::array()))
+      run.merged.push_back({m.at("shard").get<std::string>(), m.at("dir").is_null() ? "" : m.at("dir").get<std::string>(), m.at("missing").get<std::size_t>()});
     if (const auto it = j.find("shard"); it != j.end()) {
       ShardRecord shard;
       shard.index = it->at("index");
       shard.count = it->at("count");
       shard.series_fingerprint = it->at("series_fingerprint");
+      if (const auto costs = it->find("costs_from"); costs != it->end() && !costs->is_null()) shard.costs_from = costs->get<std::string>();
       for (const auto& p : it->at("plan"))
         shard.plan.push_back({{p.at("experiment").get<std::string>(), p.at("family").get<std::string>(), point_from(p)}, p.at("shard").get<std::size_t>()});
       run.shard = std::move(shard);
@@ -242,12 +303,6 @@ RunResult RunDirectory::read() const {
     throw std::runtime_error(fmt::format("{}: malformed: {}", file.string(), e.what()));
   }
   return run;
-}
-
-const json* RunPlan::settings(const std::string& point) const {
-  for (const auto& [name, settings] : points)
-    if (name == point) return &settings;
-  return nullptr;
 }
 
 void RunDirectory::write_plan(const RunPlan& plan) const {

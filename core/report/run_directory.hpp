@@ -6,18 +6,22 @@
 //   RUN_DIR/series.yaml                          the series file as it was run (last resumed)
 //   RUN_DIR/plan.json                            how the run was asked for and each point's settings (report/resume.hpp)
 //   RUN_DIR/results.json "shard"                 a shard's index, count, series fingerprint and the whole plan (series/shard.hpp)
+//   RUN_DIR/results.json "merged"                a merged run's shards: each one's directory and its experiments without a result
 //   RUN_DIR/experiments/NAME/expr_trace.json     the native trace (`expr replay` reads it)
 //   RUN_DIR/experiments/NAME/chrome_trace.json   the same trace for Perfetto and chrome://tracing
 //   RUN_DIR/experiments/NAME/worker.log          what the experiment's worker printed
 //   RUN_DIR/experiments/NAME/cold_trace.json     the cold first call traced, when a guess reads cold.*
 //   RUN_DIR/experiments/NAME/cold_worker.log     what that second worker printed
 //
+// A run holds an exclusive flock on RUN_DIR while it writes it, so two runs never write one
+// directory; the kernel drops the lock when the run ends, however it ends, so none outlives it.
 // Reading accepts expr.results/1 as well, so recorded runs keep replaying.
 #pragma once
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -44,7 +48,28 @@ struct RunRequest {
 struct RunPlan {
   RunRequest request;
   std::vector<std::pair<std::string, nlohmann::json>> points;
-  const nlohmann::json* settings(const std::string& point) const;  // null when the point is not planned
+};
+
+// Why a run may not write a directory (RunDirectory::create).
+struct RunDirectoryRefused : std::runtime_error {
+  enum class Why { in_use, holds_run, cannot_write } why;
+  RunDirectoryRefused(Why w, const std::string& message) : std::runtime_error(message), why(w) {}
+};
+
+// The lock a run holds on its directory; released when destroyed (or when the process ends).
+class RunLock {
+ public:
+  RunLock(RunLock&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+  RunLock& operator=(RunLock&& other) noexcept {
+    std::swap(fd_, other.fd_);
+    return *this;
+  }
+  ~RunLock();
+
+ private:
+  friend class RunDirectory;
+  explicit RunLock(int fd) : fd_(fd) {}
+  int fd_;
 };
 
 class RunDirectory {
@@ -66,11 +91,18 @@ class RunDirectory {
   std::filesystem::path cold_trace(const std::string& name) const { return experiment(name) / "cold_trace.json"; }
   std::filesystem::path cold_worker_log(const std::string& name) const { return experiment(name) / "cold_worker.log"; }
 
-  // Creates the directory; throws std::runtime_error with the system's reason when it cannot.
-  void create() const;
-  // Where an experiment's worker writes (runner/series_runner.hpp). Empties the experiment's folder
-  // first: what an earlier attempt at the point left there (a run stopped mid-experiment, then
-  // resumed) is not this attempt's.
+  // Creates the directory and locks it for a run. Throws RunDirectoryRefused: in_use when another
+  // process holds its lock; holds_run when it holds an earlier run (its results.json, series.yaml
+  // or experiment folders) and `replace` is false (with `replace`, that run's files are removed);
+  // cannot_write with the system's reason.
+  RunLock create(bool replace) const;
+  // Locks the directory of an earlier run to take it up again (`expr run --resume`), keeping its
+  // files. Throws RunDirectoryRefused: in_use when another process holds its lock; cannot_write
+  // with the system's reason (also when the directory does not exist).
+  RunLock lock_for_resume() const;
+  // Where an experiment's worker writes (runner/series_runner.hpp). Creates the experiment's folder,
+  // emptied first: what an earlier attempt at the point left there (a run stopped mid-experiment,
+  // then resumed) is not this attempt's.
   runner::ExperimentFiles files(const std::string& experiment) const;
 
   void write_results(const RunResult& run) const;  // atomically
@@ -83,6 +115,8 @@ class RunDirectory {
   RunPlan read_plan() const;
 
  private:
+  // Takes the directory's lock (creating the directory first when `create`), or throws RunDirectoryRefused.
+  RunLock lock(bool create) const;
   std::filesystem::path root_;
 };
 

@@ -39,6 +39,7 @@ Tally tally(const RunResult& run) {
   for (const auto& e : run.experiments) {
     const auto s = e.measurement.status;
     if (s == outcome::Status::failed || s == outcome::Status::crashed || s == outcome::Status::timed_out) ++t.experiments_failed;
+    if (s == outcome::Status::interrupted) ++t.experiments_interrupted;
     for (const auto& x : e.guesses) count(x);
   }
   for (const auto& s : run.sweep_guesses) count(s.guess);

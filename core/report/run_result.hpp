@@ -30,8 +30,9 @@ struct ExperimentResult {
   series::AxisPoint point;   // its axis values, in axis order; empty when it has no axes
 };
 
-// A guess about a whole sweep (expect/sweep.hpp), one verdict per group of its other axes.
-struct SweepVerdict {
+// A guess about a whole sweep (expect/sweep.hpp) judged for one group of its other axes: a sweep
+// guess has one of these per group.
+struct JudgedSweepGuess {
   std::string family;
   std::string group;  // "dtype=bf16"; empty when the sweep has one axis
   JudgedGuess guess;
@@ -48,12 +49,21 @@ struct SweepVerdict {
 struct ShardRecord {
   std::size_t index = 0, count = 1;
   std::string series_fingerprint;
+  std::string costs_from;  // the history run whose wall times balanced the shards; empty: equal costs
   struct Point {
     PlannedPoint planned;
     std::size_t shard = 0;
   };
   std::vector<Point> plan;
   std::string str() const;  // "1/3"
+};
+
+// One shard of a merged run (`expr merge`): where it was read from (empty when its directory was
+// not given) and how many of its planned experiments have no result there.
+struct MergedShard {
+  std::string shard;  // "1/3"
+  std::string dir;
+  std::size_t missing = 0;
 };
 
 struct RunResult {
@@ -65,11 +75,13 @@ struct RunResult {
   std::string revision;           // the expr source revision that made the run
   std::string started, finished;  // ISO 8601, UTC; finished is empty while the run goes on
   std::vector<std::string> resumed;  // when `expr run --resume` took the run up again, ISO 8601, UTC
+  std::string interrupted;        // the signal that stopped the run early ("SIGINT"); empty when none did
   std::map<std::string, std::string> environment;
   std::size_t planned = 0;  // experiments in the plan: the run is complete once each has finished
   std::vector<ExperimentResult> experiments;
-  std::vector<SweepVerdict> sweep_guesses;  // judged once the run ends
-  std::optional<ShardRecord> shard;         // set when the run is one shard of a series
+  std::vector<JudgedSweepGuess> sweep_guesses;  // judged once the run ends
+  std::optional<ShardRecord> shard;             // set when the run is one shard of a series
+  std::vector<MergedShard> merged;              // set when `expr merge` made the run from shards
 
   const ExperimentResult* find(const std::string& experiment) const;
 };
@@ -79,6 +91,7 @@ struct Tally {
   std::size_t confirmed = 0, contradicted = 0, not_evaluable = 0, pending = 0;
   std::size_t required_failed = 0;     // required and not confirmed
   std::size_t experiments_failed = 0;  // failed, crashed or timed out
+  std::size_t experiments_interrupted = 0;
 };
 Tally tally(const RunResult& run);
 

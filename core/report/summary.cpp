@@ -50,11 +50,11 @@ std::string guesses_cell(const ExperimentResult& e) {
 
 std::string where(const JudgedGuess& x) {
   if (x.spec.origin == series::GuessOrigin::plugin) return "plugin guess";
-  return x.spec.pos.line > 0 ? x.spec.pos.str() : "series";
+  return x.spec.pos().line > 0 ? x.spec.pos().str() : "series";
 }
 
 // "sdpa" or, for one group of a sweep's other axes, "sdpa[dtype=bf16]".
-std::string sweep_name(const SweepVerdict& s) { return s.group.empty() ? s.family : s.family + "[" + s.group + "]"; }
+std::string sweep_name(const JudgedSweepGuess& s) { return s.group.empty() ? s.family : s.family + "[" + s.group + "]"; }
 
 std::string observed_cell(const JudgedGuess& x) {
   if (!x.judgement) return "pending";
@@ -169,7 +169,7 @@ std::string xml(const std::string& s) {
 }
 }  // namespace
 
-std::string junit_report(const RunResult& run) {
+std::string junit_report(const RunResult& run, const std::vector<JunitFailure>& more) {
   std::string body;
   std::size_t tests = 0, failures = 0, errors = 0, skipped = 0;
   for (const auto& e : run.experiments) {
@@ -210,6 +210,12 @@ std::string junit_report(const RunResult& run) {
       body += "</testcase>\n";
     }
     body += "  </testsuite>\n";
+  }
+  for (const auto& f : more) {
+    ++tests;
+    ++failures;
+    body += fmt::format("  <testsuite name=\"{0}\">\n    <testcase classname=\"{0}\" name=\"{1}\"><failure message=\"{2}\">{3}</failure></testcase>\n  </testsuite>\n",
+                        xml(f.suite), xml(f.name), xml(f.message), xml(f.detail));
   }
   return fmt::format("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\">\n{}</testsuites>\n",
                      xml(run.series), tests, failures, errors, skipped, body);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "report/run_result.hpp"
 #include "report/table.hpp"
@@ -15,8 +16,13 @@ Table comparison_table(const RunResult& run);
 
 std::string terminal_report(const RunResult& run, bool color);
 std::string markdown_report(const RunResult& run);
-// JUnit XML, for CI test reports: one test case per expectation, failing when a required one is not
-// confirmed, and one per experiment that failed to run.
-std::string junit_report(const RunResult& run);
+// A failed test case from outside the run's guesses: a gate against a baseline (history/).
+struct JunitFailure {
+  std::string suite, name, message, detail;
+};
+
+// JUnit XML, for CI test reports: one test case per guess, failing when a required one is not
+// confirmed, one per experiment that failed to run, and each of `more`.
+std::string junit_report(const RunResult& run, const std::vector<JunitFailure>& more = {});
 
 }  // namespace expr::report

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <optional>
 #include <set>
@@ -14,6 +15,7 @@
 #include "device/cuda.hpp"
 #include "runner/context.hpp"
 #include "runner/sampler.hpp"
+#include "runner/worker.hpp"
 #include "trace/clock.hpp"
 #include "trace/trace_file.hpp"
 
@@ -27,6 +29,13 @@ double seconds_since(trace::Ns start) { return static_cast<double>(trace::now() 
 struct PhaseError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
+
+// The parent asked the worker to stop (the run was interrupted); thrown between iterations.
+struct Stopped {};
+
+void stop_if_asked() {
+  if (stop_requested()) throw Stopped{};
+}
 
 class Session {
  public:
@@ -84,6 +93,7 @@ class Session {
     try {
       for (const auto& p : phases) {
         phase = p.name;
+        stop_if_asked();
         mark(p.name);
         p.run();
         // Refused API use (report_correctness outside verify()) is recorded, not thrown, so a
@@ -92,6 +102,9 @@ class Session {
       }
       m_.status = outcome::Status::ok;
       m_.reason = m_.setup_warning;
+    } catch (const Stopped&) {
+      m_.status = outcome::Status::interrupted;
+      m_.reason = fmt::format("{}: stopped when the run was interrupted; what was measured before is kept", phase);
     } catch (const std::exception& e) {
       m_.status = outcome::Status::failed;
       m_.reason = fmt::format("{}: {}", phase, e.what());
@@ -154,16 +167,25 @@ class Session {
     plugin_->verify(ctx_);
     sync();
     check_device("verify");
-    for (const auto& c : m_.correctness)
+    for (const auto& c : m_.correctness) {
+      // 0 / 0: an empty output against an empty reference (a size or batch of 0) is no wrong result.
+      if (std::isnan(c.relative_error))
+        throw PhaseError(fmt::format("{}: the relative error is NaN, so the result cannot be checked: the output or its reference "
+                                     "is empty or not finite (a parameter such as a size or batch of 0 leads to this)",
+                                     c.what));
       if (!c.ok())
         throw PhaseError(fmt::format("{}: relative error {:.3g} exceeds the tolerance {:.3g}; the variant computes the wrong result",
                                      c.what, c.relative_error, c.tolerance));
+    }
   }
 
   void warm_up() {
     progress("warm-up", fmt::format("{} iterations", plan_.iterations.warmup));
     ctx_.entering("run()");
-    for (int i = 0; i < plan_.iterations.warmup; ++i) plugin_->run(ctx_);
+    for (int i = 0; i < plan_.iterations.warmup; ++i) {
+      stop_if_asked();
+      plugin_->run(ctx_);
+    }
     sync();
     check_device("warm-up");
   }
@@ -174,6 +196,7 @@ class Session {
     Sampler sampler(plan_.iterations);
     const auto start = trace::now();
     while (!sampler.done(seconds_since(start))) {
+      stop_if_asked();
       sync();
       const auto t0 = trace::now();
       plugin_->run(ctx_);
@@ -197,6 +220,7 @@ class Session {
     std::size_t batch = 2, iterations = 0;
     const auto start = trace::now();
     while (!sampler.done(seconds_since(start))) {
+      stop_if_asked();
       sync();
       plugin_->run(ctx_);
       events.reset();

@@ -14,10 +14,11 @@ double median_of_sorted(const std::vector<double>& v) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-// Standard deviation estimated from the median absolute deviation, relative to the median, and the
-// standard error of the median that follows from it (1.2533 sigma / sqrt(n) for near-normal data).
+// The samples' spread (their standard deviation estimated from the median absolute deviation,
+// relative to the median) and their noise (the standard error of the median that follows from it,
+// 1.2533 sigma / sqrt(n) for near-normal data, relative to the median): what max_noise bounds.
 struct Summary {
-  double median = 0, spread = 0, median_error = 0;
+  double median = 0, spread = 0, noise = 0;
 };
 
 Summary summarise(std::vector<double> v) {
@@ -28,7 +29,7 @@ Summary summarise(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   const double sigma = 1.4826 * median_of_sorted(v);
   s.spread = s.median > 0 ? sigma / s.median : 0;
-  s.median_error = s.spread * 1.2533 / std::sqrt(static_cast<double>(v.size()));
+  s.noise = s.spread * 1.2533 / std::sqrt(static_cast<double>(v.size()));
   return s;
 }
 
@@ -38,10 +39,10 @@ bool Sampler::done(double elapsed) {
   if (samples_.empty()) return false;
   if (elapsed >= criteria_.max_time) return true;
   if (samples_.size() < static_cast<std::size_t>(criteria_.min_samples) || elapsed < criteria_.min_time) return false;
-  if (samples_.size() < next_look_) return settled_;
+  if (samples_.size() < next_look_) return converged_;
   next_look_ = samples_.size() + samples_.size() / 8;
-  settled_ = summarise(samples_).median_error <= criteria_.max_noise;
-  return settled_;
+  converged_ = summarise(samples_).noise <= criteria_.max_noise;
+  return converged_;
 }
 
 outcome::Stats Sampler::stats(double elapsed) const {
@@ -56,7 +57,7 @@ outcome::Stats Sampler::stats(double elapsed) const {
   s.min = *std::min_element(samples_.begin(), samples_.end());
   s.max = *std::max_element(samples_.begin(), samples_.end());
   s.mean = std::accumulate(samples_.begin(), samples_.end(), 0.0) / static_cast<double>(s.count);
-  s.converged = s.count >= static_cast<std::size_t>(criteria_.min_samples) && sp.median_error <= criteria_.max_noise;
+  s.converged = s.count >= static_cast<std::size_t>(criteria_.min_samples) && sp.noise <= criteria_.max_noise;
   return s;
 }
 

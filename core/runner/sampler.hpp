@@ -27,7 +27,7 @@ class Sampler {
   outcome::Iterations criteria_;
   std::vector<double> samples_;
   std::size_t next_look_ = 0;
-  bool settled_ = false;
+  bool converged_ = false;  // at the last look
 };
 
 }  // namespace expr::runner

@@ -111,8 +111,9 @@ void experiment_job(Channel& channel, const series::ExperimentPlan& e, const Pla
 
 // What the parent knows of an experiment once its worker is gone: the worker's own result, or why
 // there is none.
+// `interrupts`: how many interrupts the run had acted on when the worker ended.
 outcome::Measurement conclude(const series::ExperimentPlan& e, const Placement& placement, const ExperimentFiles& files,
-                              const WorkerExit& exit, const std::string& last_phase, const std::string& error) {
+                              const WorkerExit& exit, const std::string& last_phase, const std::string& error, int interrupts) {
   outcome::Measurement m;
   if (exit.result) {
     m = outcome::measurement_from_json(*exit.result);
@@ -122,6 +123,11 @@ outcome::Measurement conclude(const series::ExperimentPlan& e, const Placement& 
     if (exit.how == WorkerExit::How::timed_out) {
       m.status = outcome::Status::timed_out;
       m.reason = fmt::format("no result after the {} s timeout (last phase: {})", e.timeout, last_phase);
+    } else if (exit.how == WorkerExit::How::stopped) {
+      m.status = outcome::Status::interrupted;
+      m.reason = interrupts >= 2 ? fmt::format("killed during {}: the run was interrupted a second time", last_phase)
+                                 : fmt::format("killed during {} when the run was interrupted: it did not stop within {} s", last_phase,
+                                               stop_grace.count());
     } else {
       m.status = outcome::Status::crashed;
       m.reason = fmt::format("the worker {} during {}{}", exit.describe(), last_phase, error.empty() ? "" : ": " + error);
@@ -149,8 +155,18 @@ void run_series(const series::Plan& plan, const DeviceProbe& probe, const RunOpt
   constexpr std::size_t slots = 1;
   WorkerPool pool;
   std::map<std::string, Running> running;
+  int interrupts_seen = 0;  // acted on so far: the first stops the workers, the second kills them
   auto next = plan.experiments.begin();
   while (next != plan.experiments.end() || pool.running() > 0) {
+    if (options.interrupts) {
+      options.interrupts->drain();
+      const int now = std::min(options.interrupts->count(), 2);
+      if (now > interrupts_seen) {
+        if (now == 1) pool.stop_all(stop_grace);
+        else pool.kill_all();
+        interrupts_seen = now;
+      }
+    }
     while (next != plan.experiments.end() && pool.running() < slots) {
       const auto& e = *next++;
       if (filter && !std::regex_search(e.name, *filter)) {
@@ -160,6 +176,12 @@ void run_series(const series::Plan& plan, const DeviceProbe& probe, const RunOpt
       const auto device = choose_device(e, probe, options.device);
       if (const auto* why = std::get_if<std::string>(&device)) {
         observer.finished(skipped(e, *why));
+        continue;
+      }
+      if (interrupts_seen > 0) {
+        auto m = skipped(e, "not started: the run was interrupted");
+        m.status = outcome::Status::interrupted;
+        observer.finished(std::move(m));
         continue;
       }
       const Placement placement{std::get<Device>(device), 0};
@@ -182,11 +204,16 @@ void run_series(const series::Plan& plan, const DeviceProbe& probe, const RunOpt
       };
       pool.start([&e, placement, files](Channel& channel) { experiment_job(channel, e, placement, files); },
                  {e.timeout, files.log, listen, [&, listen, placement, files](WorkerExit exit) {
-                    auto m = conclude(e, placement, files, exit, state.last_phase, state.error);
+                    auto m = conclude(e, placement, files, exit, state.last_phase, state.error, interrupts_seen);
                     // Running out of memory shows as whatever the plugin made of it; the limit is the reason.
                     if (state.memory_exhausted && m.status != outcome::Status::ok)
                       m.reason = fmt::format("{} ({})", memory_limit_exceeded(*e.memory), m.reason);
-                    if (m.status != outcome::Status::ok || !e.trace_cold_call) {
+                    if (m.status != outcome::Status::ok || !e.trace_cold_call || interrupts_seen > 0) {
+                      if (m.status == outcome::Status::ok && e.trace_cold_call) {
+                        auto cold = skipped(e, "not traced: the run was interrupted");
+                        cold.status = outcome::Status::interrupted;
+                        m.cold = std::make_shared<const outcome::Measurement>(std::move(cold));
+                      }
                       running.erase(e.name);
                       observer.finished(std::move(m));
                       return;
@@ -206,7 +233,7 @@ void run_series(const series::Plan& plan, const DeviceProbe& probe, const RunOpt
                   },
                   e.memory});
     }
-    pool.wait();
+    pool.wait(options.interrupts ? options.interrupts->wake_fd() : -1);
   }
 }
 

@@ -3,6 +3,7 @@
 // as each one ends. The parent waits on all its workers at once; today it keeps one busy at a time.
 #pragma once
 
+#include <chrono>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -11,6 +12,7 @@
 
 #include "outcome/measurement.hpp"
 #include "runner/experiment.hpp"
+#include "runner/interrupt.hpp"
 #include "series/plan.hpp"
 
 namespace expr::runner {
@@ -35,7 +37,11 @@ struct RunOptions {
   std::function<ExperimentFiles(const std::string& experiment)> files;
   std::optional<std::string> filter;  // regex on experiment names; others are recorded as skipped
   std::optional<Device> device;       // overrides the series' choice
+  const Interrupts* interrupts = nullptr;  // SIGINT and SIGTERM stop the run (interrupt.hpp); none: not watched
 };
+
+// How long a worker has to stop after the run is interrupted, before it is killed.
+inline constexpr std::chrono::seconds stop_grace{3};
 
 // Callbacks name the experiment they are about: with several workers, events of different
 // experiments interleave.

@@ -4,12 +4,14 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <csignal>
 #include <cstring>
 #include <deque>
 #include <fstream>
@@ -36,6 +38,7 @@ void Channel::send(const nlohmann::json& message) {
 std::string WorkerExit::describe() const {
   switch (how) {
     case How::timed_out: return "was stopped after its timeout";
+    case How::stopped: return "was stopped when the run was interrupted";
     case How::crashed:
       if (signal) return std::string("was killed by SIG") + sigabbrev_np(signal) + " (" + strsignal(signal) + ")";
       return "exited with status " + std::to_string(exit_code) + " before reporting a result";
@@ -58,8 +61,34 @@ std::string tail(const std::filesystem::path& file, std::size_t lines) {
 
 namespace {
 
+volatile std::sig_atomic_t stop_asked = 0;
+
+void ask_to_stop(int) { stop_asked = 1; }
+
+// The parent is gone: the worker ends with its whole process group, whatever the plugin started
+// included (unless that made itself a group of its own).
+void parent_died(int) { ::kill(0, SIGKILL); }
+
+void handle(int signal, void (*handler)(int)) {
+  struct sigaction action {};
+  sigemptyset(&action.sa_mask);
+  action.sa_handler = handler;
+  ::sigaction(signal, &action, nullptr);
+}
+
+// First thing in a new worker, with SIGINT and SIGTERM still blocked by the parent (so the
+// parent's own handlers, inherited through fork, never run here); restores `mask` at the end.
+void become_worker(pid_t parent, const sigset_t& mask) {
+  ::setpgid(0, 0);  // its own process group, so a timeout or a stop also reaches anything it started
+  handle(SIGTERM, ask_to_stop);
+  handle(SIGINT, SIG_DFL);
+  handle(SIGHUP, parent_died);
+  ::prctl(PR_SET_PDEATHSIG, SIGHUP);
+  if (::getppid() != parent) parent_died(0);  // the parent died before the line above
+  ::sigprocmask(SIG_SETMASK, &mask, nullptr);
+}
+
 [[noreturn]] void child(const std::function<void(Channel&)>& job, int write_fd, const std::filesystem::path& log_file) {
-  ::setpgid(0, 0);  // its own process group, so a timeout also stops anything it started
   const int log = ::open(log_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (log >= 0) {
     ::dup2(log, STDOUT_FILENO);
@@ -79,14 +108,29 @@ namespace {
   ::_exit(0);
 }
 
+// Kills what is left of a worker's process group, then reaps the worker. The worker is waited for
+// first without reaping it: until it is reaped its pid, the group's id, cannot be taken by another
+// process, so the kill reaches only what the worker started.
+int kill_group_and_reap(pid_t pid) {
+  siginfo_t info{};
+  while (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOWAIT) < 0 && errno == EINTR) {
+  }
+  ::kill(-pid, SIGKILL);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return status;
+}
+
 }  // namespace
+
+bool stop_requested() { return stop_asked != 0; }
 
 WorkerPool::~WorkerPool() {
   for (auto& [fd, w] : workers_) {
     ::kill(-w.pid, SIGKILL);
     ::close(fd);
-    while (::waitpid(w.pid, nullptr, 0) < 0 && errno == EINTR) {
-    }
+    kill_group_and_reap(w.pid);
   }
 }
 
@@ -95,16 +139,25 @@ void WorkerPool::start(const std::function<void(Channel&)>& job, WorkerOptions o
   if (::pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error(std::string("cannot create a pipe: ") + std::strerror(errno));
   std::fflush(nullptr);
   const auto spawned = trace::now();
+  // The parent's SIGINT and SIGTERM handlers must not run in the child before it has its own.
+  sigset_t stop_signals, mask;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  ::sigprocmask(SIG_BLOCK, &stop_signals, &mask);
+  const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
+  if (pid == 0) {
+    become_worker(parent, mask);
+    ::close(fds[0]);
+    if (options.memory_limit) limit_memory(*options.memory_limit, fds[1]);
+    child(job, fds[1], options.log_file);
+  }
+  ::sigprocmask(SIG_SETMASK, &mask, nullptr);
   if (pid < 0) {
     ::close(fds[0]);
     ::close(fds[1]);
     throw std::runtime_error(std::string("cannot start a worker process: ") + std::strerror(errno));
-  }
-  if (pid == 0) {
-    ::close(fds[0]);
-    if (options.memory_limit) limit_memory(*options.memory_limit, fds[1]);
-    child(job, fds[1], options.log_file);
   }
   ::close(fds[1]);
   ::setpgid(pid, pid);
@@ -119,7 +172,24 @@ void WorkerPool::start(const std::function<void(Channel&)>& job, WorkerOptions o
   workers_.emplace(fds[0], std::move(w));
 }
 
-void WorkerPool::wait() {
+void WorkerPool::stop_all(std::chrono::milliseconds grace) {
+  const auto deadline = std::chrono::steady_clock::now() + grace;
+  for (auto& [fd, w] : workers_) {
+    if (w.stopping) continue;
+    w.stopping = true;
+    w.deadline = std::min(w.deadline, deadline);
+    ::kill(-w.pid, SIGTERM);
+  }
+}
+
+void WorkerPool::kill_all() {
+  for (auto& [fd, w] : workers_) {
+    w.stopping = true;
+    ::kill(-w.pid, SIGKILL);
+  }
+}
+
+void WorkerPool::wait(int wake_fd) {
   if (workers_.empty()) return;
   const auto now = std::chrono::steady_clock::now();
   // A child past its deadline is stopped before anything else is read.
@@ -134,6 +204,7 @@ void WorkerPool::wait() {
     fds.push_back({fd, POLLIN, 0});
     next_deadline = std::min(next_deadline, w.deadline);
   }
+  if (wake_fd >= 0) fds.push_back({wake_fd, POLLIN, 0});
   int wait_ms = -1;
   if (next_deadline != std::chrono::steady_clock::time_point::max())
     wait_ms = static_cast<int>(std::clamp<long long>(
@@ -144,7 +215,7 @@ void WorkerPool::wait() {
   // only once every pipe that poll reported has been read.
   std::vector<int> ended;
   for (const auto& p : fds)
-    if (p.revents != 0 && !read_from(p.fd)) ended.push_back(p.fd);
+    if (p.fd != wake_fd && p.revents != 0 && !read_from(p.fd)) ended.push_back(p.fd);
   for (const int fd : ended) finish(fd, false);
 }
 
@@ -170,14 +241,15 @@ void WorkerPool::finish(int fd, bool timed_out) {
   auto& w = node.mapped();
   if (timed_out) ::kill(-w.pid, SIGKILL);
   ::close(fd);
-  int status = 0;
-  while (::waitpid(w.pid, &status, 0) < 0 && errno == EINTR) {
-  }
+  // Nothing the worker started outlives it.
+  const int status = kill_group_and_reap(w.pid);
   WorkerExit exit;
   exit.spawned = w.spawned;
   exit.reaped = trace::now();
   exit.result = std::move(w.result);
-  if (timed_out) {
+  if (w.stopping && !exit.result) {
+    exit.how = WorkerExit::How::stopped;
+  } else if (timed_out) {
     exit.how = WorkerExit::How::timed_out;
   } else if (WIFSIGNALED(status)) {
     exit.how = WorkerExit::How::crashed;

@@ -3,6 +3,12 @@
 // CUDA: whatever needs the device happens in a child. A WorkerPool watches several children at
 // once (one poll over their pipes, each child's timeout enforced), so the parent can keep one
 // worker per device busy; run_in_worker is the one-job case.
+//
+// A worker never outlives the parent: it asks the kernel for SIGHUP when the parent dies
+// (PR_SET_PDEATHSIG) and then kills its whole process group, so whatever the plugin started ends
+// too. When the parent stops a run (runner/interrupt.hpp), a worker hears SIGTERM:
+// stop_requested() turns true, and the experiment stops at its next iteration with what it
+// measured so far; one that does not stop is killed.
 #pragma once
 
 #include <sys/types.h>
@@ -32,7 +38,8 @@ class Channel {
 };
 
 struct WorkerExit {
-  enum class How { finished, crashed, timed_out } how = How::finished;
+  // stopped: the parent stopped it (stop_all, kill_all) and it ended without a result.
+  enum class How { finished, crashed, timed_out, stopped } how = How::finished;
   int exit_code = 0;
   int signal = 0;
   std::optional<nlohmann::json> result;  // the last message of type "result"
@@ -58,9 +65,14 @@ class WorkerPool {
   // Forks a child that runs `job` and exits. Throws std::runtime_error when no process can be made.
   void start(const std::function<void(Channel&)>& job, WorkerOptions options);
   std::size_t running() const { return workers_.size(); }
-  // Blocks until some child has said something or ended (or a timeout came due), and hands that to
-  // its callbacks. Returns at once when nothing runs.
-  void wait();
+  // Blocks until some child has said something or ended (or a timeout came due, or `wake_fd`
+  // became readable), and hands that to its callbacks. Returns at once when nothing runs.
+  void wait(int wake_fd = -1);
+  // Asks every child to stop (SIGTERM to its process group) and kills those still running `grace`
+  // later. Their ends come through wait() as usual.
+  void stop_all(std::chrono::milliseconds grace);
+  // Kills every child and what it started now (SIGKILL to its process group).
+  void kill_all();
 
  private:
   struct Worker {
@@ -70,12 +82,16 @@ class WorkerPool {
     std::chrono::steady_clock::time_point deadline;
     std::string pending;  // a message not yet complete
     std::optional<nlohmann::json> result;
+    bool stopping = false;  // stop_all or kill_all reached it
   };
   bool read_from(int fd);  // false once the child closed its end
   void finish(int fd, bool timed_out);
 
   std::map<int, Worker> workers_;  // by the read end of the child's pipe
 };
+
+// In a worker: whether the parent asked it to stop (SIGTERM).
+bool stop_requested();
 
 // Runs one job in a worker and waits for it.
 WorkerExit run_in_worker(const std::function<void(Channel&)>& job, WorkerOptions options);

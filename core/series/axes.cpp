@@ -8,7 +8,7 @@
 
 #include <algorithm>
 #include <charconv>
-#include <regex>
+#include <optional>
 #include <set>
 
 #include "series/plan.hpp"
@@ -18,26 +18,19 @@ namespace expr::series {
 
 namespace {
 
-util::SourcePos at(const std::string& file, const YAML::Node& n) {
-  const auto m = n.Mark();
-  if (m.is_null()) return {file, 0, 0};
-  return {file, m.line + 1, m.column + 1};
-}
-
 std::int64_t whole_number(const std::string& text, const std::string& what) {
   std::int64_t v = 0;
   const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || ptr != text.data() + text.size()) throw std::invalid_argument(fmt::format("{} must be a whole number, not '{}'", what, text));
+  if (ec != std::errc() || ptr != text.data() + text.size()) throw std::invalid_argument(fmt::format("{} must be a whole number, not '{}'", what, util::shortened(text)));
   return v;
 }
 
 // A scalar or a list of scalars, each with its place.
-std::vector<Located<std::string>> scalars(const YAML::Node& n, const std::string& file, const std::string& what,
-                                          std::vector<util::Problem>& problems) {
+std::vector<Located<std::string>> scalars(const YAML::Node& n, NodeReader& reader, const std::string& what) {
   std::vector<Located<std::string>> out;
   const auto one = [&](const YAML::Node& v) {
-    if (v.IsScalar()) out.push_back({v.Scalar(), at(file, v)});
-    else problems.push_back({at(file, v), fmt::format("{} must be single values, not a {}", what, v.IsMap() ? "mapping" : "list")});
+    if (v.IsScalar()) out.push_back({v.Scalar(), reader.pos(v)});
+    else reader.problem(reader.pos(v), fmt::format("{} must be single values, not a {}", what, v.IsMap() ? "mapping" : "list"));
   };
   if (n.IsSequence()) for (const auto& v : n) one(v);
   else one(n);
@@ -60,26 +53,45 @@ struct Condition {
   }
 };
 
+// `text` without the white space around it. Values are read by hand rather than with std::regex,
+// whose matcher recurses once per character and overflows the stack on a long value.
+std::string_view trimmed(std::string_view text) {
+  const auto begin = text.find_first_not_of(" \t\r\n");
+  if (begin == std::string_view::npos) return {};
+  return text.substr(begin, text.find_last_not_of(" \t\r\n") - begin + 1);
+}
+
 Condition condition(const ParamSpec& spec, const std::string& text) {
-  static const std::regex comparison(R"(\s*(<=|>=|!=|<|>)\s*(.*))");
-  std::smatch m;
-  if (std::regex_match(text, m, comparison)) {
-    if (spec.type != ParamType::integer && spec.type != ParamType::number)
-      throw std::invalid_argument(fmt::format("'{}' compares, but parameter '{}' is not a number", text, spec.name));
-    return {m[1], typed_param(spec, m[2])};
-  }
+  const auto written = trimmed(text);
+  for (const std::string_view op : {"<=", ">=", "!=", "<", ">"})
+    if (written.substr(0, op.size()) == op) {
+      if (spec.type != ParamType::integer && spec.type != ParamType::number)
+        throw std::invalid_argument(fmt::format("'{}' compares, but parameter '{}' is not a number", util::shortened(text), spec.name));
+      return {std::string(op), typed_param(spec, std::string(trimmed(written.substr(op.size()))))};
+    }
   return {"", typed_param(spec, text)};
+}
+
+// `kind(arguments)`: the arguments of a generator call, or nothing when `text` is not one.
+std::optional<std::string> generator_arguments(std::string_view text, std::string_view kind) {
+  const auto written = trimmed(text);
+  if (written.substr(0, kind.size()) != kind) return std::nullopt;
+  const auto call = trimmed(written.substr(kind.size()));
+  if (call.size() < 2 || call.front() != '(' || call.back() != ')') return std::nullopt;
+  return std::string(call.substr(1, call.size() - 2));
 }
 
 }  // namespace
 
 std::vector<std::string> axis_values(const std::string& text) {
-  static const std::regex generator(R"(\s*(range|pow2)\s*\((.*)\)\s*)");
-  std::smatch m;
-  if (!std::regex_match(text, m, generator)) return {text};
-  const std::string kind = m[1];
+  std::string kind, arguments;
+  for (const std::string_view generator : {"range", "pow2"})
+    if (auto written = generator_arguments(text, generator); written && kind.empty()) {
+      kind = generator;
+      arguments = std::move(*written);
+    }
+  if (kind.empty()) return {text};
   std::vector<std::int64_t> args;
-  std::string arguments = m[2];
   for (std::size_t start = 0; start <= arguments.size();) {
     const auto comma = std::min(arguments.find(',', start), arguments.size());
     auto arg = arguments.substr(start, comma - start);
@@ -98,62 +110,62 @@ std::vector<std::string> axis_values(const std::string& text) {
     for (std::int64_t v = 1; v <= args[1] && v > 0; v *= 2)
       if (v >= args[0]) out.push_back(std::to_string(v));
   }
-  if (out.empty()) throw std::invalid_argument(fmt::format("'{}' expands to zero points", text));
+  if (out.empty()) throw std::invalid_argument(fmt::format("'{}' expands to zero points", util::shortened(text)));
   return out;
 }
 
-void read_axes(const YAML::Node& n, const std::string& file, bool from_defaults, std::vector<AxisSpec>& out,
-               std::vector<util::Problem>& problems) {
+void read_axes(const YAML::Node& n, NodeReader& reader, bool from_defaults, std::vector<AxisSpec>& out) {
   if (!n.IsMap()) {
-    problems.push_back({at(file, n), "axes must be a mapping: a parameter, then its values (a list, range(...) or pow2(...))"});
+    reader.problem(reader.pos(n), "axes must be a mapping: a parameter, then its values (a list, range(...) or pow2(...))");
     return;
   }
   for (const auto& kv : n) {
-    AxisSpec axis{{kv.first.as<std::string>(), at(file, kv.first)}, {}, from_defaults};
-    for (const auto& written : scalars(kv.second, file, "axis values", problems)) {
+    const auto name = reader.key_text(kv.first);
+    if (!name) continue;
+    AxisSpec axis{{*name, reader.pos(kv.first)}, {}, from_defaults};
+    for (const auto& written : scalars(kv.second, reader, "axis values")) {
       try {
         for (auto& v : axis_values(written.value)) axis.values.push_back({std::move(v), written.pos});
       } catch (const std::invalid_argument& e) {
-        problems.push_back({written.pos, e.what()});
+        reader.problem(written.pos, e.what());
       }
     }
     if (axis.values.empty() && kv.second.IsSequence() && kv.second.size() == 0)
-      problems.push_back({axis.name.pos, fmt::format("axis '{}' has no values: it would expand to zero points", axis.name.value)});
+      reader.problem(axis.name.pos, fmt::format("axis '{}' has no values: it would expand to zero points", axis.name.value));
     auto same = std::find_if(out.begin(), out.end(), [&](const AxisSpec& a) { return a.name.value == axis.name.value; });
     if (same != out.end()) *same = std::move(axis);  // the experiment's own replaces the default, in place
     else out.push_back(std::move(axis));
   }
 }
 
-void read_zip(const YAML::Node& n, const std::string& file, std::vector<std::vector<Located<std::string>>>& out,
-              std::vector<util::Problem>& problems) {
+void read_zip(const YAML::Node& n, NodeReader& reader, std::vector<std::vector<Located<std::string>>>& out) {
   if (!n.IsSequence()) {
-    problems.push_back({at(file, n), "zip must be a list of groups of axes that move together, e.g. zip: [[seq, batch]]"});
+    reader.problem(reader.pos(n), "zip must be a list of groups of axes that move together, e.g. zip: [[seq, batch]]");
     return;
   }
   for (const auto& group : n) {
     if (!group.IsSequence() || group.size() < 2) {
-      problems.push_back({at(file, group), "each zip group is a list of two or more axes, e.g. [seq, batch]"});
+      reader.problem(reader.pos(group), "each zip group is a list of two or more axes, e.g. [seq, batch]");
       continue;
     }
-    out.push_back(scalars(group, file, "zip entries", problems));
+    out.push_back(scalars(group, reader, "zip entries"));
   }
 }
 
-void read_exclude(const YAML::Node& n, const std::string& file, std::vector<Exclusion>& out, std::vector<util::Problem>& problems) {
+void read_exclude(const YAML::Node& n, NodeReader& reader, std::vector<Exclusion>& out) {
   if (!n.IsSequence()) {
-    problems.push_back({at(file, n), "exclude must be a list of mappings, e.g. exclude: [{seq: \">4096\", dtype: fp32}]"});
+    reader.problem(reader.pos(n), "exclude must be a list of mappings, e.g. exclude: [{seq: \">4096\", dtype: fp32}]");
     return;
   }
   for (const auto& e : n) {
     if (!e.IsMap() || e.size() == 0) {
-      problems.push_back({at(file, e), "an exclusion is a mapping from axes to the values it leaves out, e.g. {seq: \">4096\", dtype: fp32}"});
+      reader.problem(reader.pos(e), "an exclusion is a mapping from axes to the values it leaves out, e.g. {seq: \">4096\", dtype: fp32}");
       continue;
     }
     Exclusion x;
     for (const auto& kv : e)
-      x.conditions.emplace_back(Located<std::string>{kv.first.as<std::string>(), at(file, kv.first)},
-                                scalars(kv.second, file, "excluded values", problems));
+      if (const auto axis = reader.key_text(kv.first))
+        x.conditions.emplace_back(Located<std::string>{*axis, reader.pos(kv.first)}, scalars(kv.second, reader, "excluded values"));
     out.push_back(std::move(x));
   }
 }
@@ -195,7 +207,7 @@ std::vector<AxisPoint> expand(const ExperimentSpec& x, const Description& plugin
   for (const auto& a : x.axes) {
     if (spec_of(a.name.value)) axes.push_back(a);
     else if (!a.from_defaults)
-      problems.push_back({a.name.pos, fmt::format("plugin {} has no parameter '{}'{} (parameters: {})", plugin.name, a.name.value,
+      problems.push_back({a.name.pos, fmt::format("plugin {} has no parameter '{}'{} (parameters: {})", plugin.name, util::shortened(a.name.value),
                                                   util::did_you_mean(a.name.value, param_names), fmt::join(param_names, ", "))});
   }
   for (const auto& o : overrides) {
@@ -225,7 +237,7 @@ std::vector<AxisPoint> expand(const ExperimentSpec& x, const Description& plugin
   const auto axis_index = [&](const Located<std::string>& name, const char* where) -> std::optional<std::size_t> {
     const auto it = std::find(axis_names.begin(), axis_names.end(), name.value);
     if (it != axis_names.end()) return static_cast<std::size_t>(it - axis_names.begin());
-    problems.push_back({name.pos, fmt::format("{} names '{}', which is not an axis of {}{} (axes: {})", where, name.value, x.name.value,
+    problems.push_back({name.pos, fmt::format("{} names '{}', which is not an axis of {}{} (axes: {})", where, util::shortened(name.value), x.name.value,
                                               util::did_you_mean(name.value, axis_names), fmt::join(axis_names, ", "))});
     return std::nullopt;
   };
@@ -265,7 +277,7 @@ std::vector<AxisPoint> expand(const ExperimentSpec& x, const Description& plugin
           const auto& listed = values[*i];
           if (c.second.back().op.empty() && !overridden.count(name.value) &&
               std::find(listed.begin(), listed.end(), c.second.back().value) == listed.end())
-            problems.push_back({w.pos, fmt::format("exclude: {} is not a value of axis '{}', so this leaves nothing out", w.value, name.value)});
+            problems.push_back({w.pos, fmt::format("exclude: {} is not a value of axis '{}', so this leaves nothing out", util::shortened(w.value), name.value)});
         } catch (const std::invalid_argument& err) {
           problems.push_back({w.pos, err.what()});
         }

@@ -3,6 +3,7 @@
 // one ExperimentPlan per point, so the runner and the reports never see an axis.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -23,12 +24,22 @@ using AxisPoint = std::vector<std::pair<std::string, ParamValue>>;
 // std::invalid_argument with the reason, also for a generator that yields nothing.
 std::vector<std::string> axis_values(const std::string& text);
 
-// Reading the `axes:`, `zip:` and `exclude:` keys (series.cpp); each adds its problems.
-void read_axes(const YAML::Node& n, const std::string& file, bool from_defaults, std::vector<AxisSpec>& out,
-               std::vector<util::Problem>& problems);
-void read_zip(const YAML::Node& n, const std::string& file, std::vector<std::vector<Located<std::string>>>& out,
-              std::vector<util::Problem>& problems);
-void read_exclude(const YAML::Node& n, const std::string& file, std::vector<Exclusion>& out, std::vector<util::Problem>& problems);
+// What reading `axes:`, `zip:` and `exclude:` needs of the series reader (series.cpp), so that
+// their problems are placed, quoted and collected like every other problem of the file.
+class NodeReader {
+ public:
+  virtual ~NodeReader() = default;
+  // Where the node was written; a scalar on one line is marked along its text.
+  virtual util::SourcePos pos(const YAML::Node& n) const = 0;
+  // A mapping key as text; a problem, and nothing, for a key written as a list or mapping.
+  virtual std::optional<std::string> key_text(const YAML::Node& key) = 0;
+  virtual void problem(const util::SourcePos& p, std::string message) = 0;
+};
+
+// Reading the `axes:`, `zip:` and `exclude:` keys; each reports its problems to `reader`.
+void read_axes(const YAML::Node& n, NodeReader& reader, bool from_defaults, std::vector<AxisSpec>& out);
+void read_zip(const YAML::Node& n, NodeReader& reader, std::vector<std::vector<Located<std::string>>>& out);
+void read_exclude(const YAML::Node& n, NodeReader& reader, std::vector<Exclusion>& out);
 
 // `--axis NAME=V1,V2` (values as in the file: `--axis seq=pow2(256,4096)` works): replaces that
 // axis's values, or makes the parameter an axis, in every experiment whose plugin declares it.

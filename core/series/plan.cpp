@@ -31,22 +31,22 @@ ParamValue typed_param(const ParamSpec& spec, const std::string& text) {
     case ParamType::boolean:
       if (text == "true") return true;
       if (text == "false") return false;
-      throw std::invalid_argument(fmt::format("parameter '{}' is true or false, not '{}'", spec.name, text));
+      throw std::invalid_argument(fmt::format("parameter '{}' is true or false, not '{}'", spec.name, util::shortened(text)));
     case ParamType::integer: {
       std::int64_t v = 0;
       if (whole(v)) return v;
-      throw std::invalid_argument(fmt::format("parameter '{}' is a whole number, not '{}'", spec.name, text));
+      throw std::invalid_argument(fmt::format("parameter '{}' is a whole number, not '{}'", spec.name, util::shortened(text)));
     }
     case ParamType::number: {
       // from_chars reads "nan" and "inf" too; they are no JSON number, and would not survive the
       // trip from the worker.
       double v = 0;
       if (whole(v) && std::isfinite(v)) return v;
-      throw std::invalid_argument(fmt::format("parameter '{}' is a finite number, not '{}'", spec.name, text));
+      throw std::invalid_argument(fmt::format("parameter '{}' is a finite number, not '{}'", spec.name, util::shortened(text)));
     }
     case ParamType::string:
       if (!spec.choices.empty() && std::find(spec.choices.begin(), spec.choices.end(), text) == spec.choices.end())
-        throw std::invalid_argument(fmt::format("parameter '{}' is one of {}, not '{}'{}", spec.name, util::one_of(spec.choices), text,
+        throw std::invalid_argument(fmt::format("parameter '{}' is one of {}, not '{}'{}", spec.name, util::one_of(spec.choices), util::shortened(text),
                                                 util::did_you_mean(text, spec.choices)));
       return text;
   }
@@ -64,7 +64,7 @@ Params bind_params(const ExperimentSpec& x, const Description& d, std::vector<ut
     const auto spec = std::find_if(d.params.begin(), d.params.end(), [&wanted = name](auto& s) { return s.name == wanted; });
     if (spec == d.params.end()) {
       if (!raw.from_defaults)
-        problems.push_back({raw.key_pos, fmt::format("plugin {} has no parameter '{}'{} (parameters: {})", d.name, name,
+        problems.push_back({raw.key_pos, fmt::format("plugin {} has no parameter '{}'{} (parameters: {})", d.name, util::shortened(name),
                                                      util::did_you_mean(name, names), fmt::join(names, ", "))});
       continue;
     }
@@ -85,7 +85,7 @@ Params bind_params(const ExperimentSpec& x, const Description& d, std::vector<ut
 
 Plan plan(const Series& series, loader::PluginCatalog& plugins, const std::vector<AxisOverride>& overrides) {
   std::vector<util::Problem> problems;
-  Plan p{series.file, series.name, series.description, {}};
+  Plan p{series.file, series.name, series.description, {}, {}, series.gates};
 
   // Every experiment's points first, so a sweep too large is refused before any plugin is asked
   // for its guesses.
@@ -150,8 +150,12 @@ Plan plan(const Series& series, loader::PluginCatalog& plugins, const std::vecto
       e.guesses = x->guesses;
       if (x->plugin_guesses) {
         try {
-          for (auto& g : plugin->create()->guesses(e.params))
-            e.guesses.push_back({std::move(g.check), {plugin->file().string(), 0, 0}, false, std::move(g.why), GuessOrigin::plugin});
+          // A plugin's guess is in no file: its problems are reported at the experiment's plugin,
+          // quoting the guess.
+          for (auto& g : plugin->create()->guesses(e.params)) {
+            auto written = util::TextOrigin::detached(x->plugin.pos, g.check);
+            e.guesses.push_back({std::move(g.check), std::move(written), false, std::move(g.why), GuessOrigin::plugin});
+          }
         } catch (const std::exception& err) {
           problems.push_back({x->plugin.pos, fmt::format("plugin {}: guesses() failed: {}", d.name, err.what())});
         }

@@ -35,6 +35,7 @@ struct Plan {
   std::string description;
   std::vector<ExperimentPlan> experiments;
   std::vector<std::pair<std::string, GuessSpec>> sweep_guesses;  // each with its family (expect/sweep.hpp)
+  Gates gates;
 };
 
 // Throws util::InputError listing every problem: unknown plugins or parameters, values of the wrong

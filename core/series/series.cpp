@@ -12,7 +12,6 @@
 #include <cstring>
 #include <fstream>
 #include <memory>
-#include <regex>
 #include <set>
 
 #include "series/axes.hpp"
@@ -68,12 +67,6 @@ std::optional<Quantity> quantity(std::string_view text) {
   return q;
 }
 
-// A value as quoted back in a message: long ones shortened.
-std::string excerpt(std::string_view text) {
-  constexpr std::size_t keep = 40;
-  return text.size() <= keep ? std::string(text) : std::string(text.substr(0, keep)) + "…";
-}
-
 // The offset of the first byte that is not part of well-formed UTF-8 (no overlong forms, no
 // surrogates, nothing above U+10FFFF), or npos. Strings from the series end up in results.json,
 // which must be UTF-8.
@@ -114,30 +107,66 @@ util::SourcePos position_of(const std::filesystem::path& file, std::string_view 
           static_cast<int>(offset - (line_start == std::string_view::npos ? 0 : line_start + 1)) + 1};
 }
 
-// Collects problems instead of stopping at the first, so one `expr validate` shows them all.
-class Reader {
- public:
-  Reader(std::filesystem::path file, std::string text)
-      : file_(std::move(file)), text_(std::move(text)), source_(std::make_shared<const util::SourceText>(file_.string(), text_)) {}
-
-  // Where the node starts, with the file's text so that a problem there quotes its line.
-  util::SourcePos pos(const YAML::Node& n) const {
-    const auto m = n.Mark();
-    if (m.is_null()) return {file_.string(), 0, 0};
-    return {file_.string(), m.line + 1, m.column + 1, 1, source_};
+// Where each byte of a YAML scalar's value was written, the scalar starting at `start` in `text`.
+// The value's characters appear there in order, with only what YAML drops or turns into a space
+// in between: the opening quote, a block scalar's header line, indentation, line breaks (folded
+// into spaces by `>` and by plain and quoted scalars) and, in quoted scalars, doubled quotes and
+// escaping backslashes. Nothing when the value cannot be found that way (an escape such as \x41
+// stands for another character): then only where the scalar starts is known.
+std::optional<std::vector<std::size_t>> align_scalar(std::string_view text, std::size_t start, std::string_view value) {
+  std::size_t at = start;
+  char quote = 0;
+  if (at < text.size() && (text[at] == '"' || text[at] == '\'')) {
+    quote = text[at++];
+  } else if (at < text.size() && (text[at] == '|' || text[at] == '>')) {
+    at = std::min(text.find('\n', at), text.size() - 1) + 1;  // the header: indicators and a comment
   }
+  const auto is_space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; };
+  const auto dropped = [&](char c) { return is_space(c) || (quote != 0 && c == quote) || (quote == '"' && c == '\\'); };
+  const auto matches = [&](char v, char t) { return v == t || (is_space(v) && is_space(t)); };
+  // Line breaks a block scalar keeps at its end are not looked for: past the last character
+  // written, offsets point just after it.
+  const std::size_t last = value.find_last_not_of(" \t\r\n");
+  std::vector<std::size_t> offsets;
+  offsets.reserve(value.size() + 1);
+  for (std::size_t i = 0; last != std::string_view::npos && i <= last; ++i) {
+    while (at < text.size() && !matches(value[i], text[at]) && dropped(text[at])) ++at;
+    if (at >= text.size() || !matches(value[i], text[at])) return std::nullopt;
+    offsets.push_back(at++);
+  }
+  offsets.resize(value.size() + 1, offsets.empty() ? at : offsets.back() + 1);
+  return offsets;
+}
 
-  // Where a scalar's text starts: after the opening quote of a quoted scalar.
-  util::SourcePos text_pos(const YAML::Node& n) const {
-    auto p = pos(n);
-    const auto m = n.Mark();
-    if (!m.is_null() && m.pos >= 0 && static_cast<std::size_t>(m.pos) < text_.size() &&
-        (text_[static_cast<std::size_t>(m.pos)] == '"' || text_[static_cast<std::size_t>(m.pos)] == '\''))
-      p.column += 1;
+// Collects problems instead of stopping at the first, so one `expr validate` shows them all.
+class Reader final : public NodeReader {
+ public:
+  explicit Reader(std::shared_ptr<const util::SourceText> source) : source_(std::move(source)) {}
+
+  // Where the node starts; for a scalar on one line, marking its text, quotes included.
+  util::SourcePos pos(const YAML::Node& n) const override {
+    auto p = start(n);
+    if (p.line == 0 || !n.IsScalar() || n.Scalar().empty()) return p;
+    const auto last = origin(n).at(n.Scalar().size() - 1, n.Scalar().size());
+    if (last.line != p.line) return p;
+    const auto& text = source_->text();
+    const auto begin = source_->offset(p.line, p.column);
+    const auto end = source_->offset(last.line, last.column) + 1;
+    const bool closing_quote = (text[begin] == '"' || text[begin] == '\'') && end < text.size() && text[end] == text[begin];
+    p.length = static_cast<int>(end - begin) + (closing_quote ? 1 : 0);
     return p;
   }
 
-  void problem(const util::SourcePos& p, std::string message) { problems_.push_back({p, std::move(message)}); }
+  // Where each byte of a scalar's text was written, for problems inside it (a guess).
+  util::TextOrigin origin(const YAML::Node& n) const {
+    const auto m = n.Mark();
+    if (m.is_null() || !n.IsScalar()) return util::TextOrigin(start(n));
+    auto offsets = align_scalar(source_->text(), source_->offset(m.line + 1, m.column + 1), n.Scalar());
+    if (!offsets) return util::TextOrigin(start(n));
+    return util::TextOrigin(source_, std::move(*offsets));
+  }
+
+  void problem(const util::SourcePos& p, std::string message) override { problems_.push_back({p, std::move(message)}); }
   void problem(const YAML::Node& n, std::string message) { problem(pos(n), std::move(message)); }
   const std::vector<util::Problem>& problems() const { return problems_; }
 
@@ -153,7 +182,7 @@ class Reader {
 
   // A mapping key as text. A key written as a list or mapping ("? [a, b]") is a problem, not an
   // exception out of yaml-cpp's conversion.
-  std::optional<std::string> key_text(const YAML::Node& key) {
+  std::optional<std::string> key_text(const YAML::Node& key) override {
     if (key.IsScalar()) return key.Scalar();
     problem(key, key.IsNull() ? "a key is missing before ':'" : "a key must be a single word, not a list or mapping");
     return std::nullopt;
@@ -186,7 +215,7 @@ class Reader {
       const auto& unit = q->unit;
       if (unit.empty() || (seconds ? unit == "s" || unit == "ms" : unit == "%")) {
         if (!q->representable) {
-          problem(n, fmt::format("{} '{}' is out of range: {}", what, excerpt(n.Scalar()), expected));
+          problem(n, fmt::format("{} '{}' is out of range: {}", what, util::shortened(n.Scalar()), expected));
           return std::nullopt;
         }
         const double v = unit == "ms" ? q->value / 1000 : unit == "%" ? q->value / 100 : q->value;
@@ -239,14 +268,14 @@ class Reader {
     if (n["max_time"]) it.max_time = number(n["max_time"], "max_time", true, 0, 86400).value_or(it.max_time);
     if (n["max_noise"]) it.max_noise = number(n["max_noise"], "max_noise", false, 0, 1).value_or(it.max_noise);
     // Timing stops at max_time whatever else is asked: a min_time beyond it would never be reached,
-    // and the samples would be reported as settled when they were cut off.
+    // and the samples would be reported as converged when they were cut off.
     if ((n["min_time"] || n["max_time"]) && it.min_time > it.max_time)
       problem(n["min_time"] ? n["min_time"] : n["max_time"],
               fmt::format("min_time ({} s) is above max_time ({} s); timing stops at max_time", it.min_time, it.max_time));
   }
 
   // The worker times the host and then the device, each for up to max_time: a timeout shorter than
-  // both would stop every experiment that does not settle early and lose what it measured.
+  // both would stop every experiment that does not converge early and lose what it measured.
   void timeout_covers_timing(const YAML::Node& where, const ExperimentSpec& x) {
     if (x.timeout <= 2 * x.iterations.max_time)
       problem(where, fmt::format("timeout ({} s) must be longer than twice max_time ({} s): host and device timing each take up to "
@@ -274,38 +303,50 @@ class Reader {
     }
     for (const auto& e : n) {
       if (e.IsScalar()) {
-        out.push_back({e.Scalar(), text_pos(e), false, ""});
+        out.push_back({e.Scalar(), origin(e), false, ""});
         continue;
       }
-      if (!is_map(e, "an expectation")) continue;
-      only_keys(e, {"check", "required", "why"}, "an expectation");
+      if (!is_map(e, "a guess")) continue;
+      only_keys(e, {"check", "required", "why"}, "a guess");
       if (!e["check"]) {
-        problem(e, "an expectation written as a mapping needs 'check: <expectation>'");
+        problem(e, "a guess written as a mapping needs 'check: <guess>'");
         continue;
       }
       GuessSpec spec;
       spec.check = string(e["check"], "check").value_or("");
-      spec.pos = text_pos(e["check"]);
+      spec.written = origin(e["check"]);
       if (e["required"]) spec.required = boolean(e["required"], "required").value_or(false);
       if (e["why"]) spec.why = string(e["why"], "why").value_or("");
       out.push_back(std::move(spec));
     }
   }
 
-  const std::filesystem::path& file() const { return file_; }
+  // `gates:`: a threshold per timing metric (a fraction: 3% or 0.03) and `structure: true|false`.
+  void gates(const YAML::Node& n, Gates& out) {
+    if (!is_map(n, "gates")) return;
+    auto known = gated_metrics;
+    known.push_back("structure");
+    only_keys(n, known, "gates");
+    for (const auto& metric : gated_metrics)
+      if (n[metric]) out.thresholds[metric] = number(n[metric], metric + " (gates)", false, 0, 10).value_or(out.thresholds[metric]);
+    if (n["structure"]) out.structure = boolean(n["structure"], "structure (gates)").value_or(out.structure);
+  }
 
   // `axes:`, `zip:` and `exclude:` of the defaults or an experiment (series/axes.hpp).
   void sweep(const YAML::Node& n, ExperimentSpec& x, bool from_defaults) {
-    std::vector<util::Problem> found;
-    if (n["axes"]) read_axes(n["axes"], file_.string(), from_defaults, x.axes, found);
-    if (n["zip"]) read_zip(n["zip"], file_.string(), x.zip, found);
-    if (n["exclude"]) read_exclude(n["exclude"], file_.string(), x.exclude, found);
-    problems_.insert(problems_.end(), found.begin(), found.end());
+    if (n["axes"]) read_axes(n["axes"], *this, from_defaults, x.axes);
+    if (n["zip"]) read_zip(n["zip"], *this, x.zip);
+    if (n["exclude"]) read_exclude(n["exclude"], *this, x.exclude);
   }
 
  private:
-  std::filesystem::path file_;
-  std::string text_;
+  // Where the node starts, with the file's text so that a problem there quotes its line.
+  util::SourcePos start(const YAML::Node& n) const {
+    const auto m = n.Mark();
+    if (m.is_null()) return {source_->name(), 0, 0};
+    return {source_->name(), m.line + 1, m.column + 1, 1, source_};
+  }
+
   std::shared_ptr<const util::SourceText> source_;
   std::vector<util::Problem> problems_;
 };
@@ -333,14 +374,16 @@ std::string read_text(const std::filesystem::path& file) {
     fail(fmt::format("is larger than {}, too large for a series file", util::format_bytes(max_series_bytes)));
   return text;
 }
-const std::vector<std::string> top_keys{"series", "description", "plugin_path", "defaults", "experiments", "max_points"};
+const std::vector<std::string> top_keys{"series", "description", "plugin_path", "defaults", "experiments", "max_points", "gates"};
 const std::vector<std::string> default_keys{"device", "params", "iterations", "timeout", "memory", "expect", "axes", "zip", "exclude"};
 const std::vector<std::string> experiment_keys{"name",   "plugin",         "description", "device", "params", "iterations", "timeout",
                                                "memory", "expect",         "plugin_guesses", "axes", "zip",   "exclude",    "sweep_expect"};
 
-bool is_identifier(const std::string& s) {
-  static const std::regex re("[A-Za-z_][A-Za-z0-9_]*");
-  return std::regex_match(s, re);
+// Checked by hand: std::regex matches recursively, one level per character.
+bool is_identifier(std::string_view s) {
+  const auto letter = [](char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_'; };
+  const auto digit = [](char c) { return c >= '0' && c <= '9'; };
+  return !s.empty() && letter(s[0]) && std::all_of(s.begin(), s.end(), [&](char c) { return letter(c) || digit(c); });
 }
 
 }  // namespace
@@ -352,14 +395,14 @@ Series read(const std::filesystem::path& file) {
                              fmt::format("byte 0x{:02x} is not UTF-8: a series file is UTF-8 text (its strings end up in results.json)",
                                          static_cast<unsigned char>(text[bad]))}});
 
+  const auto source = std::make_shared<const util::SourceText>(file.string(), text);
   YAML::Node root;
   try {
     root = YAML::Load(text);
   } catch (const YAML::Exception& e) {
-    throw util::InputError({{{file.string(), e.mark.line + 1, e.mark.column + 1, 1, std::make_shared<const util::SourceText>(file.string(), text)},
-                             "malformed YAML: " + e.msg}});
+    throw util::InputError({{{file.string(), e.mark.line + 1, e.mark.column + 1, 1, source}, "malformed YAML: " + e.msg}});
   }
-  Reader r(file, text);
+  Reader r(source);
   Series s;
   s.file = file;
   if (!root.IsMap()) throw util::InputError({{r.pos(root), "a series file is a mapping with keys series, experiments, ..."}});
@@ -388,6 +431,8 @@ Series read(const std::filesystem::path& file) {
   };
   if (const auto m = root["max_points"])
     s.max_points = {static_cast<std::size_t>(r.count(m, "max_points", 1, 100'000'000).value_or(10'000)), r.pos(m)};
+
+  if (const auto g = root["gates"]) r.gates(g, s.gates);
 
   ExperimentSpec defaults;
   defaults.device.value = DeviceChoice::auto_;
@@ -419,10 +464,10 @@ Series read(const std::filesystem::path& file) {
         if (name->size() > NAME_MAX)
           r.problem(e["name"], fmt::format("experiment name '{}' is {} bytes long; its folder in the run directory is named after it, "
                                            "and a file name holds at most {} bytes",
-                                           excerpt(*name), name->size(), NAME_MAX));
+                                           util::shortened(*name), name->size(), NAME_MAX));
         else if (!is_identifier(*name))
           r.problem(e["name"], fmt::format("experiment name '{}' must be an identifier (letters, digits, _), so "
-                                           "expectations can refer to it as {}.gpu_time", *name, *name));
+                                           "guesses can refer to it as {}.gpu_time", *name, *name));
         else if (!names.insert(*name).second)
           r.problem(e["name"], fmt::format("a second experiment named '{}'", *name));
       }

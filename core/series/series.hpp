@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -33,17 +34,25 @@ struct RawParam {
   bool from_defaults = false;  // series-wide: applies only to plugins that declare it
 };
 
-// A guess as written: in the series file (`expect:`) or returned by the plugin's guesses().
-// expect/guesses.hpp compiles it; report/ keeps it with its judgement.
+// A guess as written: in the series file (`expect:`) or returned by the plugin's guesses(). Its
+// life has one name per step: written (GuessSpec), compiled (expect::CompiledGuess, its text
+// parsed into an expect::GuessTree and bound), judged (report::JudgedGuess, with its
+// expect::Judgement); a sweep guess is compiled into an expect::CompiledSweepGuess and judged per
+// group into report::JudgedSweepGuess.
 enum class GuessOrigin { series, plugin };
 std::string_view to_string(GuessOrigin origin);
 
 struct GuessSpec {
   std::string check;
-  util::SourcePos pos;  // of the check's first character; for a plugin's guess, the plugin file
+  // Where each byte of `check` was written, to report a problem inside it (util/source.hpp). A
+  // guess in no file at hand (a plugin's, or one read back from a run) is detached: its problems
+  // are reported at the experiment's `plugin:` line or where it was recorded, quoting the guess.
+  util::TextOrigin written;
   bool required = false;
   std::string why;
   GuessOrigin origin = GuessOrigin::series;
+
+  util::SourcePos pos() const { return written.at(0, 0); }  // where it starts
 };
 
 // A sweep axis as written: a plugin parameter and its values, `range(...)` and `pow2(...)` already
@@ -77,6 +86,16 @@ struct ExperimentSpec {
   std::vector<GuessSpec> sweep_guesses;  // `sweep_expect:`, about the whole sweep (expect/sweep.hpp)
 };
 
+// `gates:`: how far each timing may move against a baseline before `expr compare` and `expr run
+// --baseline` call it a regression (a fraction of the baseline's median), and whether a change in
+// the trace's structure fails the gate too (history/compare.hpp).
+struct Gates {
+  std::map<std::string, double> thresholds{{"gpu_time", 0.03}, {"host_time", 0.10}};
+  bool structure = true;
+};
+// The metrics a gate can hold: the timings with raw samples to test.
+inline const std::vector<std::string> gated_metrics{"gpu_time", "host_time"};
+
 struct Series {
   std::filesystem::path file;
   std::string name;
@@ -84,6 +103,7 @@ struct Series {
   std::vector<std::filesystem::path> plugin_path;  // made absolute, relative to the file
   std::vector<ExperimentSpec> experiments;
   Located<std::size_t> max_points{10'000, {}};  // a sweep expanding to more is refused unless raised
+  Gates gates;
 };
 
 // Throws util::InputError with every problem found, each at file:line:column.

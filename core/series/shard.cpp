@@ -3,7 +3,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
+#include <cmath>
+#include <numeric>
 #include <cstdint>
 #include <stdexcept>
 
@@ -26,9 +29,28 @@ Shard parse_shard(const std::string& text) {
   return s;
 }
 
-std::vector<std::size_t> assign_shards(const Plan& plan, std::size_t count) {
-  std::vector<std::size_t> out;
-  for (std::size_t i = 0; i < plan.experiments.size(); ++i) out.push_back(i % count);
+std::vector<std::size_t> assign_shards(const Plan& plan, const std::vector<double>& costs, std::size_t count) {
+  const auto n = plan.experiments.size();
+  if (costs.size() != n) throw std::invalid_argument(fmt::format("{} costs for {} experiments", costs.size(), n));
+  for (const auto c : costs)
+    if (!std::isfinite(c) || c < 0) throw std::invalid_argument(fmt::format("an experiment's expected cost is {}", c));
+  if (count == 0) throw std::invalid_argument("0 shards");
+  std::vector<std::size_t> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    if (costs[a] != costs[b]) return costs[a] > costs[b];
+    return plan.experiments[a].name < plan.experiments[b].name;
+  });
+  // Each shard's load is the sum of its costs and, to break ties between equal sums, its count of
+  // experiments: with all costs 0 (or equal) the experiments still spread evenly.
+  std::vector<std::pair<double, std::size_t>> load(count, {0.0, 0});
+  std::vector<std::size_t> out(n);
+  for (const auto i : order) {
+    const auto least = static_cast<std::size_t>(std::min_element(load.begin(), load.end()) - load.begin());
+    out[i] = least;
+    load[least].first += costs[i];
+    ++load[least].second;
+  }
   return out;
 }
 

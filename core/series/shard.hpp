@@ -19,10 +19,14 @@ struct Shard {
 // "K/N" with 0 <= K < N; throws std::invalid_argument with the reason.
 Shard parse_shard(const std::string& text);
 
-// The shard each experiment of `plan` runs in, parallel to plan.experiments. Without a history of
-// costs, round-robin over series order: shards differ by at most one experiment, a family's sweep
-// points spread over every shard, and the assignment changes only when the series does.
-std::vector<std::size_t> assign_shards(const Plan& plan, std::size_t count);
+// The shard each experiment of `plan` runs in, parallel to plan.experiments, balanced by `costs`
+// (each experiment's expected cost, parallel to plan.experiments, in any one unit): the costliest
+// first, each into the shard with the least cost so far (the lowest index on a tie), experiments of
+// equal cost taken in the order of their identities. Every experiment lands in exactly one shard,
+// and the same identities and costs give the same assignment, whatever the order of the plan. With
+// equal costs, shards differ by at most one experiment. Throws std::invalid_argument when `costs`
+// does not match the plan or holds a negative or non-finite cost.
+std::vector<std::size_t> assign_shards(const Plan& plan, const std::vector<double>& costs, std::size_t count);
 
 // What makes two runs the same series: the series file's text, the --axis options and every
 // experiment's identity, hashed (FNV-1a, 64 bits, in hex). Shards of one series share it.

@@ -1,4 +1,4 @@
-// The normalized trace: one in-memory model that every analysis, expectation and export reads.
+// The normalized trace: one in-memory model that every analysis, guess and export reads.
 //
 // Host side (iterations, plugin ranges, framework ops) and device side (API calls, kernels, copies,
 // memsets, synchronizations) share one clock: nanoseconds of the steady (monotonic) clock, which

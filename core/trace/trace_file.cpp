@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <tuple>
+#include <utility>
 
 #include "util/atomic_file.hpp"
 
@@ -16,6 +17,27 @@ namespace expr::trace {
 namespace {
 
 using json = nlohmann::json;
+
+// A trace file may come from anywhere (`expr replay` reads what it is given), so every number is
+// checked to be a whole number that fits where it goes: nlohmann's conversion of a float or of an
+// out-of-range number to an integer type is undefined behaviour.
+template <class T>
+T whole(const json& v, std::string_view what) {
+  if (v.is_number_unsigned()) {
+    if (const auto u = v.get<std::uint64_t>(); std::in_range<T>(u)) return static_cast<T>(u);
+  } else if (v.is_number_integer()) {
+    if (const auto i = v.get<std::int64_t>(); std::in_range<T>(i)) return static_cast<T>(i);
+  }
+  throw std::runtime_error(fmt::format("{}: {} is not a whole number in the range of its field", what, v.dump()));
+}
+
+// A time stored relative to the epoch, back on the trace's clock: never before the epoch (the
+// writer stores offsets from the earliest record) and never past the clock's range.
+Ns absolute(std::int64_t relative, Ns epoch) {
+  if (relative < 0 || relative > std::numeric_limits<Ns>::max() - epoch)
+    throw std::runtime_error(fmt::format("time {} ns after the epoch is out of range", relative));
+  return relative + epoch;
+}
 
 // Every column is an integer; timestamps are stored relative to the trace's earliest one.
 template <class Record>
@@ -35,7 +57,7 @@ Column<Record> plain(const char* name, Member Owner::*member) {
 template <class Record, class Owner>
 Column<Record> time(const char* name, Ns Owner::*member) {
   return {name, [member](const Record& r, Ns epoch) { return r.*member - epoch; },
-          [member](Record& r, std::int64_t v, Ns epoch) { r.*member = v + epoch; }};
+          [member](Record& r, std::int64_t v, Ns epoch) { r.*member = absolute(v, epoch); }};
 }
 
 template <class Record, class Member>
@@ -148,7 +170,7 @@ void read_table(const json& doc, const char* key, std::vector<Record>& records, 
   for (const auto& row : table.at("rows")) {
     Record r{};
     for (std::size_t i = 0; i < order.size() && i < row.size(); ++i)
-      if (order[i]) order[i]->set(r, row[i].get<std::int64_t>(), epoch);
+      if (order[i]) order[i]->set(r, whole<std::int64_t>(row[i], key), epoch);
     records.push_back(r);
   }
 }
@@ -169,21 +191,57 @@ json device_json(const DeviceProperties& d) {
 }
 
 DeviceProperties device_from(const json& j) {
+  // The occupancy calculator divides by these: each must be positive (the shared memory sizes at
+  // least not negative).
+  const auto positive = [&](const char* key, bool zero_too = false) {
+    const auto v = whole<int>(j.at(key), key);
+    if (v < 0 || (v == 0 && !zero_too)) throw std::runtime_error(fmt::format("device {}: {} must be positive", j.at("id").dump(), key));
+    return v;
+  };
   DeviceProperties d;
-  d.id = j.at("id");
+  d.id = whole<std::uint32_t>(j.at("id"), "device id");
   d.name = j.at("name");
-  d.major = j.at("compute_capability").at(0);
-  d.minor = j.at("compute_capability").at(1);
-  d.multiprocessors = j.at("multiprocessors");
-  d.warp_size = j.at("warp_size");
-  d.max_threads_per_sm = j.at("max_threads_per_sm");
-  d.max_blocks_per_sm = j.at("max_blocks_per_sm");
-  d.registers_per_sm = j.at("registers_per_sm");
-  d.max_registers_per_block = j.at("max_registers_per_block");
-  d.shared_per_sm = j.at("shared_per_sm");
-  d.shared_per_block_optin = j.at("shared_per_block_optin");
-  d.reserved_shared_per_block = j.at("reserved_shared_per_block");
+  d.major = whole<int>(j.at("compute_capability").at(0), "compute_capability");
+  d.minor = whole<int>(j.at("compute_capability").at(1), "compute_capability");
+  d.multiprocessors = positive("multiprocessors");
+  d.warp_size = positive("warp_size");
+  d.max_threads_per_sm = positive("max_threads_per_sm");
+  d.max_blocks_per_sm = positive("max_blocks_per_sm");
+  d.registers_per_sm = positive("registers_per_sm");
+  d.max_registers_per_block = positive("max_registers_per_block");
+  d.shared_per_sm = positive("shared_per_sm", true);
+  d.shared_per_block_optin = positive("shared_per_block_optin", true);
+  d.reserved_shared_per_block = positive("reserved_shared_per_block", true);
   return d;
+}
+
+// Every reference inside the trace points inside it: names into the string table, a range's
+// parent to a range opened before it (so following parents ends), iterations to their range.
+void check_references(const Trace& t) {
+  const auto fail = [](const char* table, std::size_t row, const std::string& what) {
+    throw std::runtime_error(fmt::format("{} row {}: {}", table, row + 1, what));
+  };
+  const auto name = [&](const char* table, std::size_t row, StringId id) {
+    if (id >= t.strings.size()) fail(table, row, fmt::format("string {} is not in the string table", id));
+  };
+  const auto index = [&](const char* table, std::size_t row, const char* field, std::int32_t i, std::size_t end) {
+    if (i != none && (i < 0 || static_cast<std::size_t>(i) >= end)) fail(table, row, fmt::format("{} {} does not exist", field, i));
+  };
+  for (std::size_t i = 0; i < t.iterations.size(); ++i) index("iterations", i, "range", t.iterations[i].range, t.ranges.size());
+  for (std::size_t i = 0; i < t.ranges.size(); ++i) {
+    name("ranges", i, t.ranges[i].name);
+    if (const auto parent = t.ranges[i].parent; parent != none && (parent < 0 || static_cast<std::size_t>(parent) >= i))
+      fail("ranges", i, fmt::format("parent {} is not a range opened before it", parent));
+    index("ranges", i, "iteration", t.ranges[i].iteration, t.iterations.size());
+  }
+  for (std::size_t i = 0; i < t.api_calls.size(); ++i) name("api_calls", i, t.api_calls[i].name);
+  for (std::size_t i = 0; i < t.kernels.size(); ++i) {
+    name("kernels", i, t.kernels[i].name);
+    name("kernels", i, t.kernels[i].mangled);
+  }
+  for (std::size_t i = 0; i < t.copies.size(); ++i) name("copies", i, t.copies[i].name);
+  for (std::size_t i = 0; i < t.memsets.size(); ++i) name("memsets", i, t.memsets[i].name);
+  for (std::size_t i = 0; i < t.syncs.size(); ++i) name("syncs", i, t.syncs[i].name);
 }
 
 }  // namespace
@@ -225,25 +283,28 @@ Trace load(const std::filesystem::path& file) {
     const json doc = json::parse(in);
     if (doc.value("format", "") != trace_format)
       throw std::runtime_error(fmt::format("not an {} file (format: {})", trace_format, doc.value("format", "none")));
-    const Ns epoch = doc.at("epoch_ns");
-    t.process = doc.value("process", 0u);
+    const auto epoch = whole<Ns>(doc.at("epoch_ns"), "epoch_ns");
+    if (epoch < 0) throw std::runtime_error("epoch_ns is negative");
+    t.process = doc.contains("process") ? whole<std::uint32_t>(doc.at("process"), "process") : 0;
     const auto& c = doc.at("collection");
     t.collection.device_traced = c.at("device_traced");
     t.collection.device_unavailable = c.at("device_unavailable");
     t.collection.ops_traced = c.at("ops_traced");
-    t.collection.dropped_records = c.at("dropped_records");
+    t.collection.dropped_records = whole<std::uint64_t>(c.at("dropped_records"), "dropped_records");
     for (const auto& d : doc.at("devices")) t.devices.push_back(device_from(d));
     for (const auto& s : doc.at("strings"))
       if (t.strings.intern(s.get<std::string>()) + 1 != t.strings.size())
         throw std::runtime_error("string table repeats an entry");
     for (const auto& it : doc.at("iterations"))
-      t.iterations.push_back({it.at(0).get<std::int32_t>(), it.at(1).get<Ns>() + epoch, it.at(2).get<Ns>() + epoch});
+      t.iterations.push_back({whole<std::int32_t>(it.at(0), "iterations"), absolute(whole<Ns>(it.at(1), "iterations"), epoch),
+                              absolute(whole<Ns>(it.at(2), "iterations"), epoch)});
     read_table(doc, "ranges", t.ranges, epoch);
     read_table(doc, "api_calls", t.api_calls, epoch);
     read_table(doc, "kernels", t.kernels, epoch);
     read_table(doc, "copies", t.copies, epoch);
     read_table(doc, "memsets", t.memsets, epoch);
     read_table(doc, "syncs", t.syncs, epoch);
+    check_references(t);
   } catch (const nlohmann::json::exception& e) {
     throw std::runtime_error(fmt::format("{}: malformed trace file: {}", file.string(), e.what()));
   } catch (const std::runtime_error& e) {

@@ -1,3 +1,5 @@
+// Atomic replacement of a file: write a temporary beside it, flush it to the disk, rename it over
+// the file, flush the directory.
 #include "util/atomic_file.hpp"
 
 #include <fcntl.h>
@@ -11,42 +13,49 @@
 namespace expr::util {
 
 namespace {
-[[noreturn]] void fail(const std::filesystem::path& file, const char* what) {
-  throw std::runtime_error(file.string() + ": cannot " + what + ": " + std::strerror(errno));
+
+[[noreturn]] void fail(const std::filesystem::path& file, const char* what, int error) {
+  throw std::runtime_error(file.string() + ": cannot " + what + ": " + std::strerror(error));
 }
+
+// Writes all of `contents` to `fd`; returns 0 or the errno of the failure.
+int write_all(int fd, std::string_view contents) {
+  std::size_t done = 0;
+  while (done < contents.size()) {
+    const auto n = ::write(fd, contents.data() + done, contents.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return errno;
+    done += static_cast<std::size_t>(n);
+  }
+  return ::fsync(fd) == 0 ? 0 : errno;
+}
+
 }  // namespace
 
 void write_atomically(const std::filesystem::path& file, std::string_view contents) {
   const auto temp = file.string() + ".tmp." + std::to_string(::getpid());
   const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) fail(file, "write");
-  std::size_t done = 0;
-  while (done < contents.size()) {
-    const auto n = ::write(fd, contents.data() + done, contents.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      ::close(fd);
-      ::unlink(temp.c_str());
-      fail(file, "write");
-    }
-    done += static_cast<std::size_t>(n);
-  }
-  if (::fsync(fd) != 0 || ::close(fd) != 0) {
+  if (fd < 0) fail(file, "write", errno);
+  int error = write_all(fd, contents);
+  if (::close(fd) != 0 && error == 0) error = errno;
+  if (error != 0) {
     ::unlink(temp.c_str());
-    fail(file, "write");
+    fail(file, "write", error);
   }
   if (::rename(temp.c_str(), file.c_str()) != 0) {
+    error = errno;
     ::unlink(temp.c_str());
-    fail(file, "replace");
+    fail(file, "replace", error);
   }
-  // The rename is in the directory: synced too, the new file survives a power loss or a reboot,
-  // not only the end of this process. (EINVAL: a file system that cannot sync a directory.)
+  // The rename is only durable once the directory is: without this, a power loss could bring back
+  // the old file (or none) although the new one was complete. (EINVAL: a file system that cannot
+  // sync a directory; nothing more can be done there.)
   const auto dir = file.has_parent_path() ? file.parent_path() : std::filesystem::path(".");
   const int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dir_fd < 0) fail(dir, "open");
-  const bool synced = ::fsync(dir_fd) == 0 || errno == EINVAL;
+  if (dir_fd < 0) fail(file, "flush the directory of", errno);
+  error = ::fsync(dir_fd) == 0 || errno == EINVAL ? 0 : errno;
   ::close(dir_fd);
-  if (!synced) fail(dir, "sync");
+  if (error != 0) fail(file, "flush the directory of", error);
 }
 
 }  // namespace expr::util

@@ -7,8 +7,10 @@
 
 namespace expr::util {
 
-// Writes to a temporary file beside `file`, then renames it over `file`. Throws std::runtime_error
-// with the path and the system's reason when the directory is not writable.
+// Writes to a temporary file beside `file` and fsyncs it, renames it over `file`, then fsyncs the
+// directory. Until the rename, `file` keeps its old contents; on failure the temporary is removed.
+// Throws std::runtime_error with the path and the system's reason (a directory that is not
+// writable, a full disk).
 void write_atomically(const std::filesystem::path& file, std::string_view contents);
 
 }  // namespace expr::util

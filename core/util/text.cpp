@@ -1,3 +1,4 @@
+// Small text helpers (text.hpp).
 #include "util/text.hpp"
 
 #include <algorithm>
@@ -49,6 +50,26 @@ std::string one_of(const std::vector<std::string>& words) {
     out += words[i];
   }
   return out;
+}
+
+std::string shortened(std::string_view text) {
+  constexpr std::size_t keep = 40;
+  if (text.size() <= keep) return std::string(text);
+  std::size_t cut = keep;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;  // not inside a UTF-8 character
+  return std::string(text.substr(0, cut)) + "…";
+}
+
+std::string exactly(const std::vector<std::string>& words) {
+  std::string alternatives;
+  for (const auto& word : words) {
+    if (!alternatives.empty()) alternatives += '|';
+    for (char ch : word) {
+      if (std::string_view("\\^$.|?*+()[]{}").find(ch) != std::string_view::npos) alternatives += '\\';
+      alternatives += ch;
+    }
+  }
+  return words.size() == 1 ? "^" + alternatives + "$" : "^(" + alternatives + ")$";
 }
 
 }  // namespace expr::util

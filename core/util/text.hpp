@@ -17,4 +17,11 @@ std::string did_you_mean(std::string_view word, const std::vector<std::string>& 
 // "a, b or c"
 std::string one_of(const std::vector<std::string>& words);
 
+// A value as a message quotes it: one longer than 40 bytes is cut there (at a character's start)
+// and ends in "…", so that a hostile 30,000-digit number gives a message one can read.
+std::string shortened(std::string_view text);
+// An ECMAScript regex that matches exactly these words, their special characters escaped:
+// "^sdpa\[seq=2048\]$", "^(a|b)$". What --filter needs to run these experiments and no other.
+std::string exactly(const std::vector<std::string>& words);
+
 }  // namespace expr::util

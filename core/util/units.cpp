@@ -7,33 +7,33 @@
 namespace expr::util {
 
 namespace {
-std::string significant(double v) { return fmt::format("{:.4g}", v); }
+std::string significant(double v, int digits) { return fmt::format("{:.{}g}", v, digits); }
 }  // namespace
 
-std::string format_duration(double ns) {
+std::string format_duration(double ns, int digits) {
   const double a = std::fabs(ns);
-  if (a < 1e3) return significant(ns) + " ns";
-  if (a < 1e6) return significant(ns / 1e3) + " µs";
-  if (a < 1e9) return significant(ns / 1e6) + " ms";
-  return significant(ns / 1e9) + " s";
+  if (a < 1e3) return significant(ns, digits) + " ns";
+  if (a < 1e6) return significant(ns / 1e3, digits) + " µs";
+  if (a < 1e9) return significant(ns / 1e6, digits) + " ms";
+  return significant(ns / 1e9, digits) + " s";
 }
 
-std::string format_bytes(double bytes) {
+std::string format_bytes(double bytes, int digits) {
   static constexpr const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   int u = 0;
   while (std::fabs(bytes) >= 1024 && u < 4) {
     bytes /= 1024;
     ++u;
   }
-  return significant(bytes) + " " + units[u];
+  return significant(bytes, digits) + " " + units[u];
 }
 
-std::string format_percent(double fraction) { return significant(fraction * 100) + "%"; }
+std::string format_percent(double fraction, int digits) { return significant(fraction * 100, digits) + "%"; }
 
-std::string format_number(double value) {
+std::string format_number(double value, int digits) {
   if (std::isfinite(value) && value == std::round(value) && std::fabs(value) < 1e15)
     return fmt::format("{}", static_cast<long long>(value));
-  return significant(value);
+  return significant(value, digits);
 }
 
 }  // namespace expr::util

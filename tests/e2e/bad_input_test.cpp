@@ -3,6 +3,8 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <string>
+#include <vector>
 
 #include "harness.hpp"
 
@@ -92,11 +94,11 @@ experiments:
   INFO(o.all());
   CHECK(o.exit_code == 2);
   CHECK(has(o, "series.yaml:5:14: error: plugin faulty has no parameter 'sise'; did you mean 'size'? (parameters: fault, size)"));
-  CHECK(has(o, "series.yaml:5:31: error: parameter 'fault' is one of none, throw_in_setup, throw_in_run, segfault, abort, hang, wrong_result or correctness_in_setup, not 'segfalt'; did you mean 'segfault'?"));
+  CHECK(has(o, "series.yaml:5:31: error: parameter 'fault' is one of none, throw_in_setup, throw_in_run, segfault, abort, hang, spawn_and_hang, wrong_result or correctness_in_setup, not 'segfalt'; did you mean 'segfault'?"));
   CHECK(has(o, "series.yaml:8:20: error: parameter 'size' is a whole number, not '1.5'"));
 }
 
-TEST_CASE("an expectation that does not parse shows where, with a caret") {
+TEST_CASE("a guess that does not parse shows where, with a caret") {
   const auto o = validate("expect_syntax", R"(series: x
 experiments:
   - name: sums
@@ -108,12 +110,32 @@ experiments:
 )");
   INFO(o.all());
   CHECK(o.exit_code == 2);
-  CHECK(has(o, "series.yaml:6:23: error: '=' is not a comparison; write '=='\n    ranges(\"sum\") = 1\n                  ^"));
+  CHECK(has(o, "series.yaml:6:23: error: '=' is not a comparison; write '=='\n          - ranges(\"sum\") = 1\n" + std::string(4 + 22, ' ') + "^\n"));
   CHECK(has(o, "series.yaml:7:21: error: the observed value is a duration but the guess is a plain number; write it with a unit: ns, us, ms or s"));
   CHECK(has(o, "series.yaml:8:21: error: `~` needs a tolerance"));
 }
 
-TEST_CASE("an expectation naming an unknown metric, figure or experiment gets a suggestion") {
+TEST_CASE("an error inside a folded or literal block guess is shown on its own line, under its character") {
+  const auto o = validate("expect_blocks", R"(series: x
+experiments:
+  - name: sums
+    plugin: faulty
+    expect:
+      - check: >
+          ranges("sum")
+          = 1
+        why: folded, so the line break before '=' is a space in the guess
+      - check: |
+          ranges("sum") ==
+            1 1
+)");
+  INFO(o.all());
+  CHECK(o.exit_code == 2);
+  CHECK(has(o, "series.yaml:8:11: error: '=' is not a comparison; write '=='\n              = 1\n" + std::string(4 + 10, ' ') + "^\n"));
+  CHECK(has(o, "series.yaml:12:15: error: unexpected '1' after the guess\n                1 1\n" + std::string(4 + 14, ' ') + "^\n"));
+}
+
+TEST_CASE("a guess naming an unknown metric, figure or experiment gets a suggestion") {
   const auto o = validate("expect_names", R"(series: x
 experiments:
   - name: sums
@@ -132,6 +154,83 @@ experiments:
   CHECK(has(o, "series.yaml:9:21: error: unknown copy kind 'DtD'; did you mean 'DtoD'?"));
 }
 
+TEST_CASE("values and names are marked along their whole length") {
+  auto o = validate("value_range", R"(series: x
+experiments:
+  - name: sums
+    plugin: faulty
+    params: {size: big}
+)");
+  INFO(o.all());
+  CHECK(o.exit_code == 2);
+  CHECK(has(o, "series.yaml:5:20: error: parameter 'size' is a whole number, not 'big'\n        params: {size: big}\n" + std::string(4 + 19, ' ') + "^~~\n"));
+  o = validate("name_range", R"(series: x
+experiments:
+  - name: sums
+    plugin: faulty
+    expect: [kernel.ocupancy > 10%]
+)");
+  INFO(o.all());
+  CHECK(o.exit_code == 2);
+  CHECK(has(o, "series.yaml:5:21: error: kernel has no figure 'ocupancy'; did you mean 'occupancy'?\n        expect: [kernel.ocupancy > 10%]\n" +
+                   std::string(4 + 20, ' ') + "^~~~~~~~\n"));
+}
+
+TEST_CASE("hostile guesses are refused with the place and a caret, not a crash") {
+  // Each of the first five used to overflow the stack of `expr validate` (SIGSEGV; issue 14 saw it
+  // with a fifth of these sizes in a debug build).
+  std::string many_terms = "1";
+  for (int i = 0; i < 100000; ++i) many_terms += " + 1";
+  const std::vector<std::string> guesses{
+      std::string(100000, '(') + "1" + std::string(100000, ')') + " == 1",
+      std::string(100000, '-') + "1 == 1",
+      many_terms + " == 1",
+      std::string(100, '(') + "1" + std::string(100, ')') + " == 1",
+      "ranges(\"" + std::string(100000, 'a') + "\") == 1",
+      "ranges(\"" + std::string(20, '(') + "a" + std::string(20, ')') + "\") == 1",
+      "fact(\"x\") ~ \"(\"",  // validated, then failed the run when judged
+  };
+  std::string text = "series: x\nexperiments:\n  - name: sums\n    plugin: faulty\n    expect:\n";
+  for (const auto& g : guesses) text += "      - '" + g + "'\n";
+  const auto o = validate("hostile", text);
+  INFO(o.err.substr(0, 4000));
+  CHECK(o.exit_code == 2);
+  CHECK(has(o, "series.yaml:6:1010: error: this guess is 200006 bytes long; the limit is 1000\n"));
+  CHECK(has(o, "series.yaml:7:1010: error: this guess is 100006 bytes long; the limit is 1000\n"));
+  CHECK(has(o, "series.yaml:8:1010: error: this guess is 400006 bytes long; the limit is 1000\n"));
+  CHECK(has(o, "series.yaml:9:74: error: the guess nests more than 64 levels deep (each parenthesis, sign and operator is one)\n"));
+  CHECK(has(o, "series.yaml:10:1010: error: this guess is 100015 bytes long; the limit is 1000\n"));
+  CHECK(has(o, "series.yaml:11:17: error: this regex nests groups more than 16 deep\n"));
+  CHECK(has(o, "series.yaml:12:22: error: '(' is not a valid regex: Mismatched '(' and ')' in regular expression\n"
+               "          - 'fact(\"x\") ~ \"(\"'\n" + std::string(4 + 21, ' ') + "^~~\n"));
+  CHECK(has(o, "7 problems in series.yaml; nothing ran"));
+}
+
+TEST_CASE("a regex too long for std::regex is refused where it was written") {
+  const auto o = validate("long_regex", "series: x\nexperiments:\n  - name: sums\n    plugin: faulty\n    expect:\n      - ranges(\"" +
+                                            std::string(300, 'a') + "\") == 1\n");
+  INFO(o.all());
+  CHECK(o.exit_code == 2);
+  CHECK(has(o, "series.yaml:6:16: error: this regex is 300 bytes long; the limit is 256\n"));
+}
+
+TEST_CASE("replay --series shows a problem in a guess with its caret, as validate does") {
+  const auto dir = e2e::scratch("replay_bad_series");
+  e2e::write(dir, "series.yaml", R"(series: probe
+experiments:
+  - name: probe
+    plugin: cuda_probe
+    expect:
+      - check: >
+          kernels
+          = 5
+)");
+  const auto o = e2e::expr(dir, "replay " EXPR_SOURCE_DIR "/tests/data/cuda-probe-h200 --series series.yaml");
+  INFO(o.all());
+  CHECK(o.exit_code == 2);
+  CHECK(has(o, "series.yaml:8:11: error: '=' is not a comparison; write '=='\n              = 5\n" + std::string(4 + 10, ' ') + "^\n"));
+}
+
 TEST_CASE("plugin files that cannot be plugins are refused with the reason") {
   const auto o = validate("libraries", R"(series: x
 experiments:
@@ -146,7 +245,36 @@ experiments:
   CHECK(o.exit_code == 2);
   CHECK(has(o, "not_a_library.so: not a loadable shared library: "));
   CHECK(has(o, "no_entry.so: not an expr plugin: it exports no expr_plugin_abi_version() / expr_plugin_create()"));
-  CHECK(has(o, "abi_mismatch.so: built against expr plugin ABI version 999, but this expr speaks version 2"));
+  CHECK(has(o, "abi_mismatch.so: built against expr plugin ABI version 999, but this expr speaks version 3"));
+}
+
+#ifdef EXPR_E2E_LIBTORCH
+TEST_CASE("a plugin built against another LibTorch than expr's is refused, with both versions named") {
+  const auto o = validate("libtorch", "series: x\nexperiments:\n  - {name: a, plugin: libtorch_mismatch}\n");
+  INFO(o.all());
+  CHECK(o.exit_code == 2);
+  CHECK(has(o, "libtorch_mismatch.so: built differently from this expr (LibTorch: the plugin 0.1.0, this expr " EXPR_E2E_LIBTORCH ")"));
+}
+#endif
+
+TEST_CASE("two plugins of the same name are an error naming both files, and one file reached twice is one plugin") {
+  const auto dir = e2e::scratch("bad_duplicate");
+  std::filesystem::create_directories(dir / "plugins");
+  std::filesystem::copy_file(EXPR_TEST_PLUGIN_DIR "/faulty.so", dir / "plugins" / "faulty.so");
+  e2e::write(dir, "series.yaml", "series: x\nplugin_path: [plugins]\nexperiments:\n  - {name: a, plugin: faulty}\n");
+  auto o = e2e::expr(dir, "validate series.yaml");
+  INFO(o.all());
+  CHECK(o.exit_code == 2);
+  CHECK(has(o, "error: two plugins are named 'faulty': " + (dir / "plugins" / "faulty.so").string() +
+                   " (the series' plugin_path) and " EXPR_TEST_PLUGIN_DIR "/faulty.so ($EXPR_PLUGIN_PATH); remove or rename one"));
+  o = e2e::expr(dir, "list --plugin-path plugins");
+  CHECK(o.exit_code == 2);
+  CHECK(has(o, "error: two plugins are named 'faulty': plugins/faulty.so (--plugin-path) and " EXPR_TEST_PLUGIN_DIR "/faulty.so"));
+  // The test plugins' folder named twice is still one faulty.so.
+  o = e2e::expr(dir, "list --plugin-path " EXPR_TEST_PLUGIN_DIR);
+  CHECK_FALSE(has(o, "two plugins are named"));
+  CHECK(o.out.find("faulty — sums a vector; or fails on purpose\n  file: " EXPR_TEST_PLUGIN_DIR "/faulty.so (--plugin-path)") !=
+        std::string::npos);
 }
 
 TEST_CASE("run refuses bad input before running anything") {

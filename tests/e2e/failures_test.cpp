@@ -88,6 +88,14 @@ TEST_CASE("a variant whose result is wrong fails loudly instead of being timed")
   CHECK_FALSE(broken.at("timing").contains("host"));
 }
 
+TEST_CASE("an empty result (a size of 0) is not called a wrong result") {
+  // It failed as "the variant computes the wrong result", the relative error being 0 / 0.
+  const auto broken = run_with_fault("none, size: 0");
+  CHECK(broken.at("status") == "failed");
+  CHECK(reason(broken) == "verify: sum vs the same sum: the relative error is NaN, so the result cannot be checked: the output or its "
+                          "reference is empty or not finite (a parameter such as a size or batch of 0 leads to this)");
+}
+
 TEST_CASE("a required guess that the trace contradicts makes the exit code 1, one not required does not") {
   const auto dir = e2e::scratch("required");
   e2e::write(dir, "series.yaml", R"(series: gate
@@ -119,7 +127,7 @@ experiments:
       - check: ranges("^sum$") == 2
         required: true
 )");
-  o = e2e::expr(dir, "run series.yaml --out run");
+  o = e2e::expr(dir, "run series.yaml --out run --force");
   INFO(o.all());
   CHECK(o.exit_code == 1);
   CHECK(o.out.find("(required)") != std::string::npos);

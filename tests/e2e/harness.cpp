@@ -1,12 +1,15 @@
 #include "harness.hpp"
 
 #include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
 
 namespace e2e {
 
@@ -45,26 +48,82 @@ Outcome expr(const fs::path& dir, const std::string& args, const std::string& en
   return o;
 }
 
-int start_expr(const fs::path& dir, const std::vector<std::string>& args) {
-  std::vector<std::string> argv_text{EXPR_BINARY};
-  argv_text.insert(argv_text.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (auto& a : argv_text) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  const auto out = (dir / "stdout.txt").string(), err = (dir / "stderr.txt").string();
+namespace {
+std::vector<std::string> words(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string w; in >> w;) out.push_back(w);
+  return out;
+}
+}  // namespace
+
+Background start(const fs::path& dir, const std::string& args, const std::string& env) {
+  auto argv_words = words(args);
+  argv_words.insert(argv_words.begin(), EXPR_BINARY);
+  const auto env_words = words(env);
   const pid_t pid = ::fork();
-  if (pid < 0) throw std::runtime_error("cannot fork");
+  if (pid < 0) throw std::runtime_error("fork failed");
   if (pid == 0) {
-    const int o = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    const int e = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (o < 0 || e < 0 || ::chdir(dir.c_str()) != 0 || ::setenv("EXPR_PLUGIN_PATH", EXPR_TEST_PLUGIN_DIR, 1) != 0) ::_exit(127);
-    ::dup2(o, STDOUT_FILENO);
-    ::dup2(e, STDERR_FILENO);
+    if (::chdir(dir.c_str()) != 0) ::_exit(126);
+    const int out = ::open("stdout.txt", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const int err = ::open("stderr.txt", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ::dup2(out, STDOUT_FILENO);
+    ::dup2(err, STDERR_FILENO);
+    ::setenv("EXPR_PLUGIN_PATH", EXPR_TEST_PLUGIN_DIR, 1);
+    for (const auto& w : env_words) ::putenv(const_cast<char*>(w.c_str()));
+    std::vector<char*> argv;
+    for (auto& w : argv_words) argv.push_back(w.data());
+    argv.push_back(nullptr);
     ::execv(argv[0], argv.data());
     ::_exit(127);
   }
-  return pid;
+  return {pid, dir};
 }
+
+Outcome Background::wait(std::chrono::seconds limit) {
+  int status = 0;
+  const bool ended = eventually([&] { return ::waitpid(pid, &status, WNOHANG) == pid; }, limit);
+  if (!ended) {
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, &status, 0);
+    throw std::runtime_error("expr did not end within " + std::to_string(limit.count()) + " s");
+  }
+  Outcome o;
+  o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  o.out = slurp(dir / "stdout.txt");
+  o.err = slurp(dir / "stderr.txt");
+  return o;
+}
+
+bool eventually(const std::function<bool()>& condition, std::chrono::milliseconds limit) {
+  const auto until = std::chrono::steady_clock::now() + limit;
+  while (!condition()) {
+    if (std::chrono::steady_clock::now() > until) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return true;
+}
+
+std::vector<pid_t> processes_with(const std::string& variable) {
+  std::vector<pid_t> found;
+  for (const auto& entry : fs::directory_iterator("/proc")) {
+    const auto name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    const auto stat = slurp(entry.path() / "stat");  // "pid (comm) S ...": the state follows the last ')'
+    const auto state_at = stat.rfind(')');
+    if (state_at == std::string::npos || stat.substr(state_at + 2, 1) == "Z") continue;
+    const auto environ = slurp(entry.path() / "environ");
+    std::size_t start = 0;
+    for (std::size_t end; (end = environ.find('\0', start)) != std::string::npos; start = end + 1)
+      if (environ.compare(start, end - start, variable) == 0) {
+        found.push_back(std::stoi(name));
+        break;
+      }
+  }
+  return found;
+}
+
+std::string read_text(const fs::path& file) { return slurp(file); }
 
 nlohmann::json read_json(const fs::path& file) {
   std::ifstream in(file);

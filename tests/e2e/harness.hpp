@@ -3,7 +3,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include <sys/types.h>
+
+#include <chrono>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -24,12 +28,26 @@ std::filesystem::path write(const std::filesystem::path& dir, const std::string&
 // Runs `expr ARGS` in `dir` with the test plugins on EXPR_PLUGIN_PATH and `env` prepended.
 Outcome expr(const std::filesystem::path& dir, const std::string& args, const std::string& env = "");
 
-// Starts `expr ARGS` in `dir` as this process's own child (no shell between, so its pid is expr's),
-// with the test plugins on EXPR_PLUGIN_PATH and its output in dir/stdout.txt and dir/stderr.txt.
-// Returns its pid.
-int start_expr(const std::filesystem::path& dir, const std::vector<std::string>& args);
+// `expr ARGS` started in `dir` (test plugins on EXPR_PLUGIN_PATH, `env` as NAME=VALUE words
+// added) without waiting for it, for tests that signal it. ARGS are split at spaces.
+struct Background {
+  pid_t pid = -1;
+  std::filesystem::path dir;
+  // Waits for it to end, at most `limit` (then kills it and fails the test); exit_code is 128 + N
+  // when signal N ended it, as a shell reports it.
+  Outcome wait(std::chrono::seconds limit);
+};
+Background start(const std::filesystem::path& dir, const std::string& args, const std::string& env = "");
+
+// Polls `condition` every 50 ms for up to `limit`; whether it came true.
+bool eventually(const std::function<bool()>& condition, std::chrono::milliseconds limit);
+
+// The live processes (zombies left out) whose environment holds `variable` (NAME=VALUE): a
+// variable given to `start` is inherited by expr, its workers and whatever they start.
+std::vector<pid_t> processes_with(const std::string& variable);
 
 nlohmann::json read_json(const std::filesystem::path& file);
+std::string read_text(const std::filesystem::path& file);
 
 // The experiment named `name` in a results.json document.
 const nlohmann::json& experiment(const nlohmann::json& results, const std::string& name);

@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 
 #include "harness.hpp"
 
@@ -104,6 +105,53 @@ TEST_CASE("a key written as a list or mapping is an error, not a crash") {
   CHECK(o.exit_code == 2);
   CHECK(has(o, "series.yaml:2:3: error: a key must be a single word, not a list or mapping"));
   CHECK(has(o, "series.yaml:7:14: error: a key must be a single word, not a list or mapping"));
+}
+
+TEST_CASE("a number of 30,000 digits gets one short message at its place") {
+  const std::string digits(30000, '1');
+  const auto quoted = std::string(40, '1') + "…";
+  // Read with the file: a time.
+  auto o = validate("long_timeout", one_experiment("    timeout: " + digits + "\n"));
+  INFO(o.err.substr(0, 4000));
+  CHECK(o.exit_code == 2);
+  CHECK(has(o, "series.yaml:5:14: error: timeout '" + quoted + "' is out of range: timeout must be a time in seconds"));
+  CHECK(has(o, "1 problem in series.yaml; nothing ran"));
+  CHECK(o.err.size() < 1000);  // the message does not repeat the number whole
+  // Checked against the plugin: a parameter.
+  o = validate("long_param", one_experiment("    params: {size: " + digits + "}\n"));
+  INFO(o.err.substr(0, 4000));
+  CHECK(o.exit_code == 2);
+  CHECK(has(o, "series.yaml:5:20: error: parameter 'size' is a whole number, not '" + quoted + "'\n"));
+  CHECK(o.err.size() < 1000);
+}
+
+TEST_CASE("sweep values and guesses too long for std::regex are read by hand, not a crash") {
+  // Each of these overflowed the stack of `expr validate` (SIGSEGV), and each key written as a
+  // list aborted it with an uncaught yaml-cpp exception. Reading the file finds the first three.
+  const std::string digits(200000, '1');
+  const auto quoted = std::string(40, '1') + "…";
+  auto o = validate("long_sweep_values", "series: x\nexperiments:\n"
+                                         "  - name: generated\n    plugin: faulty\n"
+                                         "    axes: {size: [\"range(1, 2, " + digits + ")\"]}\n"
+                                         "  - name: keyed\n    plugin: faulty\n    axes: {[size]: [1, 2]}\n"
+                                         "    exclude: [{[size]: 1}]\n");
+  INFO(o.err.substr(0, 4000));
+  CHECK(o.exit_code == 2);
+  CHECK(has(o, "series.yaml:5:19: error: an argument of range() must be a whole number, not '" + quoted + "'\n"));
+  CHECK(has(o, "series.yaml:8:12: error: a key must be a single word, not a list or mapping\n"));
+  CHECK(has(o, "series.yaml:9:16: error: a key must be a single word, not a list or mapping\n"));
+  CHECK(has(o, "3 problems in series.yaml; nothing ran"));
+
+  // Expanding the sweep finds the fourth, compiling its guesses the fifth.
+  const std::string sweep = "series: x\nexperiments:\n  - name: swept\n    plugin: faulty\n    axes: {size: [1, 2]}\n";
+  o = validate("long_exclusion", sweep + "    exclude: [{size: \">" + digits + "\"}]\n");
+  INFO(o.err.substr(0, 4000));
+  CHECK(o.exit_code == 2);
+  CHECK(has(o, "series.yaml:6:22: error: parameter 'size' is a whole number, not '" + quoted + "'\n"));
+  o = validate("long_sweep_guess", sweep + "    sweep_expect:\n      - " + std::string(200000, 'a') + "(host_time, size) ~ 1 ± 1\n");
+  INFO(o.err.substr(0, 4000));
+  CHECK(o.exit_code == 2);
+  CHECK(has(o, "series.yaml:7:1009: error: this guess is 200026 bytes long; the limit is 1000\n"));
 }
 
 TEST_CASE("a series path that is a directory or missing says so") {
@@ -239,4 +287,30 @@ experiments:
   CHECK(list.exit_code == 2);
   CHECK(list.out.find("faulty — ") != std::string::npos);
   CHECK(list.err.find("truncated.so: not a loadable shared library") != std::string::npos);
+}
+
+TEST_CASE("a recorded trace with numbers or references out of range is refused by replay, naming the row") {
+  // Found by fuzz_trace: a float where a whole number belongs was undefined behaviour; a name past
+  // the string table or a range that is its own parent sent `expr replay` out of bounds or round
+  // in circles.
+  const fs::path recorded = fs::path(EXPR_SOURCE_DIR) / "tests/data/cuda-probe-h200";
+  const auto replay_with = [&](const std::string& name, const std::function<void(nlohmann::json&)>& damage) {
+    const auto dir = e2e::scratch("hostile_trace_" + name);
+    fs::copy(recorded, dir / "run", fs::copy_options::recursive);
+    const auto trace_file = dir / "run/experiments/probe/expr_trace.json";
+    auto trace = e2e::read_json(trace_file);
+    damage(trace);
+    std::ofstream(trace_file) << trace.dump();
+    return e2e::expr(dir, "replay run");
+  };
+  auto o = replay_with("float", [](auto& t) { t["ranges"]["rows"][0][3] = 1.23e125; });
+  INFO(o.all());
+  CHECK(o.exit_code == 2);
+  CHECK(has(o, "expr_trace.json: ranges: 1.23e+125 is not a whole number in the range of its field"));
+  o = replay_with("name", [](auto& t) { t["kernels"]["rows"][0][0] = 4000000000u; });
+  CHECK(o.exit_code == 2);
+  CHECK(has(o, "expr_trace.json: kernels row 1: string 4000000000 is not in the string table"));
+  o = replay_with("parent", [](auto& t) { t["ranges"]["rows"][1][5] = 1; });
+  CHECK(o.exit_code == 2);
+  CHECK(has(o, "expr_trace.json: ranges row 2: parent 1 is not a range opened before it"));
 }

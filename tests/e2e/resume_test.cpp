@@ -97,7 +97,7 @@ TEST_CASE("after kill -9 of expr mid-sweep, --resume runs only the points withou
 
   // Workers orphaned by the kill are handed to this process, so the test can wait for them.
   REQUIRE(::prctl(PR_SET_CHILD_SUBREAPER, 1) == 0);
-  const int pid = e2e::start_expr(dir, {"run", "series.yaml", "--out", "run"});
+  const pid_t pid = e2e::start(dir, "run series.yaml --out run").pid;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
   std::size_t finished = 0;
   while (finished < 2 && std::chrono::steady_clock::now() < deadline) {

@@ -3,6 +3,8 @@
 
 #include <chrono>
 #include <cmath>
+#include <unistd.h>
+
 #include <csignal>
 #include <cstdlib>
 #include <thread>
@@ -16,7 +18,8 @@ class Faulty final : public expr::Plugin {
     return {"faulty",
             "sums a vector; or fails on purpose",
             {{"fault", expr::ParamType::string, std::string("none"), "how to fail",
-              {"none", "throw_in_setup", "throw_in_run", "segfault", "abort", "hang", "wrong_result", "correctness_in_setup"}},
+              {"none", "throw_in_setup", "throw_in_run", "segfault", "abort", "hang", "spawn_and_hang", "wrong_result",
+               "correctness_in_setup"}},
              {"size", expr::ParamType::integer, std::int64_t{4096}, "elements summed per run", {}}},
             {expr::Device::cpu}};
   }
@@ -47,7 +50,11 @@ class Faulty final : public expr::Plugin {
       if (fault_ == "throw_in_run") throw std::runtime_error("faulty: failing in run as asked");
       if (fault_ == "segfault") std::raise(SIGSEGV);
       if (fault_ == "abort") std::abort();
-      if (fault_ == "hang") std::this_thread::sleep_for(std::chrono::hours(1));
+      if (fault_ == "spawn_and_hang" && ::fork() == 0) {  // a helper process of its own, which must not outlive the run
+        ::execl("/bin/sleep", "sleep", "3600", static_cast<char*>(nullptr));
+        ::_exit(127);
+      }
+      if (fault_ == "hang" || fault_ == "spawn_and_hang") std::this_thread::sleep_for(std::chrono::hours(1));
     }
     last_sum_ = sum();
   }

@@ -48,7 +48,7 @@ TEST_CASE("parse errors point at the offending character") {
   CHECK(error_of("kernels = 5") == std::pair<std::size_t, std::string>{8, "'=' is not a comparison; write '=='"});
   CHECK(error_of("kernels == ").first == 11);
   CHECK(error_of("kernels(\"x\" == 1").second.find("expected ',' or ')'") != std::string::npos);
-  CHECK(error_of("kernels == 5 5").second == "unexpected '5' after the expectation");
+  CHECK(error_of("kernels == 5 5").second == "unexpected '5' after the guess");
   CHECK(error_of("kernels ~ 20").second.find("`~` needs a tolerance") == 0);
   CHECK(error_of("kernels == 5 ± 1").second.find("a tolerance only goes with `~`") == 0);
   CHECK(error_of("gpu_time < 5 parsecs") ==
@@ -128,4 +128,141 @@ TEST_CASE("what cannot be judged says why") {
   j = judge("fact(\"backend\") + 1 > 0", cpu);
   CHECK(j.verdict == expect::Verdict::not_evaluable);
   CHECK(j.reason.find("is text (\"flash\"), not a number") != std::string::npos);
+}
+
+TEST_CASE("hostile guesses are refused with an error, not a stack overflow") {
+  // Each of these overflowed the stack while parsing, binding, judging or destroying the tree.
+  const auto deep_parentheses = std::string(5000, '(') + "1" + std::string(5000, ')') + " == 1";
+  std::string many_signs = std::string(20000, '-') + "1 == 1";
+  std::string many_terms = "1";
+  for (int i = 0; i < 20000; ++i) many_terms += " + 1";
+  many_terms += " == 1";
+  for (const auto& hostile : {deep_parentheses, many_signs, many_terms}) {
+    const auto [offset, message] = error_of(hostile);
+    CHECK(offset == expect::max_guess_length);
+    CHECK(message == "this guess is " + std::to_string(hostile.size()) + " bytes long; the limit is 1000");
+  }
+
+  // Within the length, nesting is bounded: the error points at the first level too many.
+  const auto too_deep = [](std::size_t offset) {
+    return std::pair<std::size_t, std::string>{offset, "the guess nests more than 64 levels deep (each parenthesis, sign and operator is one)"};
+  };
+  CHECK(error_of(std::string(100, '(') + "1" + std::string(100, ')') + " == 1") == too_deep(64));
+  CHECK(error_of(std::string(100, '-') + "1 == 1") == too_deep(64));
+  std::string chain = "1";
+  for (int i = 0; i < 100; ++i) chain += "+1";
+  CHECK(error_of(chain + " == 1") == too_deep(1 + 64 * 2));  // the 65th '+'
+  CHECK_NOTHROW(expect::compile(std::string(30, '(') + "kernels" + std::string(30, ')') + " == " + std::string(30, '-') + "1", experiments));
+}
+
+TEST_CASE("every regex is compiled while binding, within bounds on its length and nesting") {
+  // A text regex after `~` used to be compiled only when judging, after the run.
+  CHECK(error_of("kernel.name ~ \"(\"") ==
+        std::pair<std::size_t, std::string>{14, "'(' is not a valid regex: Mismatched '(' and ')' in regular expression"});
+  CHECK(error_of("fact(\"backend\") ~ \"[\"").second.find("'[' is not a valid regex") == 0);
+  CHECK(error_of("kernel.name ~ \"x\" ± 1").second == "a regex search takes no tolerance");
+  CHECK(error_of("kernel.name ~ other.kernel.name ± 1").second == "`~` on text searches for a regex, written as a \"string\" after the `~`");
+
+  const auto long_regex = "kernels(\"" + std::string(300, 'a') + "\") == 1";
+  CHECK(error_of(long_regex) == std::pair<std::size_t, std::string>{8, "this regex is 300 bytes long; the limit is 256"});
+  const auto nested_regex = "kernels(name=\"" + std::string(20, '(') + "a" + std::string(20, ')') + "\") == 1";
+  CHECK(error_of(nested_regex) == std::pair<std::size_t, std::string>{13, "this regex nests groups more than 16 deep"});
+  CHECK_NOTHROW(expect::compile("kernels(\"[(]((a|b)+)\\(\") == 1", experiments));  // bracketed and escaped parentheses are no groups
+}
+
+TEST_CASE("undefined arithmetic is not evaluable, with the reason, never a verdict") {
+  auto self = timed("self", 1'000'000, 20'000);
+  self.facts = {{"nan", "nan"}, {"inf", "inf"}, {"zero", "0"}};
+  const auto not_evaluable = [&](const std::string& text, const std::string& reason) {
+    INFO(text);
+    const auto j = judge(text, self);
+    CHECK(j.verdict == expect::Verdict::not_evaluable);
+    CHECK(j.reason == reason);
+  };
+  // Both used to be confirmed: x / 0 is infinite, and infinity was "equal" to anything.
+  not_evaluable("gpu_time / 0ms == 1", "gpu_time / 0ms is undefined: division by zero");
+  not_evaluable("gpu_time / 0ms == 0", "gpu_time / 0ms is undefined: division by zero");
+  not_evaluable("host_time / (gpu_time - 1ms) > 1", "host_time / (gpu_time - 1ms) is undefined: division by zero");
+  not_evaluable("gpu_time * 1e308 > 1ms", "gpu_time * 1e308 is undefined: the result is infinite");
+  not_evaluable("fact(\"inf\") - fact(\"inf\") == 0", "fact(\"inf\") - fact(\"inf\") is undefined: the result is not a number");
+  // Values that are not finite numbers are not compared either: NaN == NaN would be false, NaN != 1 true.
+  not_evaluable("fact(\"nan\") == 1", "the observed value is not a number");
+  not_evaluable("fact(\"nan\") != 1", "the observed value is not a number");
+  not_evaluable("1 < fact(\"inf\")", "the guessed value is infinite");
+  // A fact is typed only once read: the dimension rule of + and - then applies when judging.
+  not_evaluable("fact(\"zero\") + gpu_time > 0", "fact(\"zero\") + gpu_time is undefined: cannot add a plain number and a duration");
+}
+
+TEST_CASE("a guess's arithmetic has one unit rule, the same before the run and when judging") {
+  const auto self = timed("self", 2'000'000, 20'000);
+  CHECK(error_of("gpu_time + 1 > 0") == std::pair<std::size_t, std::string>{11, "cannot add a duration and a plain number"});
+  CHECK(judge("gpu_time / host_time * 1ms == 100ms", self).verdict == expect::Verdict::confirmed);
+  CHECK(judge("50% * 2 == 100%", self).observed == "100%");
+  CHECK(judge("2 * 50% == 1", self).observed == "1");
+}
+
+TEST_CASE("a problem in a guess is a value, quoted and marked where the guess came from") {
+  // A plugin's guess is in no file: reported at the experiment's plugin, quoting the guess.
+  const auto origin = util::TextOrigin::detached({"series.yaml", 4, 13}, "kernel.ocupancy > 1");
+  const auto compiled = expect::compile("kernel.ocupancy > 1", origin, experiments, "the guess of plugin copy: ");
+  REQUIRE(std::holds_alternative<util::Problem>(compiled));
+  CHECK(std::get<util::Problem>(compiled).str() ==
+        "series.yaml:4:13: error: the guess of plugin copy: kernel has no figure 'ocupancy'; did you mean 'occupancy'?\n"
+        "    kernel.ocupancy > 1\n" +
+            std::string(4 + 7, ' ') + "^~~~~~~~");
+  CHECK(std::holds_alternative<expect::GuessTree>(expect::compile("kernel.occupancy > 1%", origin, experiments)));
+}
+
+TEST_CASE("binding finds what a guess reads besides its own warm measurement") {
+  const auto plain = expect::compile("gpu_time < other.gpu_time * 2 + other.host_time", experiments);
+  CHECK(plain.reads.experiments == std::vector<std::string>{"other"});
+  CHECK_FALSE(plain.reads.cold_call);
+  const auto cold = expect::compile("cold.gpu_time > gpu_time", experiments);
+  CHECK(cold.reads.cold_call);
+  CHECK(cold.reads.experiments.empty());
+  CHECK(error_of("cold.kernals == 1") ==
+        std::pair<std::size_t, std::string>{5, "cold. reads a metric of this experiment's own cold call, and 'kernals' is no metric; did you mean 'kernels'?"});
+}
+
+namespace {
+
+// An experiment whose host time was sampled: 201 samples spread evenly over median ± half_width.
+outcome::Measurement sampled(const std::string& name, double median_ns, double half_width_ns, double run_to_run = 0) {
+  auto m = timed(name, median_ns, median_ns);
+  m.device_time.reset();
+  m.host->samples.clear();
+  for (int i = -100; i <= 100; ++i) m.host->samples.push_back(median_ns + half_width_ns * i / 100.0);
+  m.host->count = m.host->samples.size();
+  m.host->run_to_run = run_to_run;
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("a timing guess decided by noise is not evaluable: within noise, instead of flipping between runs") {
+  // 27 µs against 1.25 * 20 µs = 25 µs: clear of the samples' noise either way.
+  const auto near_other = sampled("other", 20'000, 1'000);
+  const auto clear = judge("host_time > 1.25 * other.host_time", sampled("self", 27'000, 1'000), &near_other);
+  CHECK(clear.verdict == expect::Verdict::confirmed);
+  CHECK(clear.evidence.find("host_time = 27 µs [") != std::string::npos);
+
+  // 1.25 * 21.6 µs = 27 µs: the medians' intervals straddle the boundary.
+  const auto other = sampled("other", 21'600, 1'000);
+  const auto close = judge("host_time > 1.25 * other.host_time", sampled("self", 27'000, 1'000), &other);
+  CHECK(close.verdict == expect::Verdict::not_evaluable);
+  CHECK(close.reason.find("within noise: observed 27 µs [") == 0);
+
+  // The same clear case on a machine whose runs move by 5% from one to the next (calibrated):
+  // 27 µs against 25 µs is no longer beyond doubt.
+  const auto far_other = sampled("other", 20'000, 1'000, 0.05);
+  const auto noisy = judge("host_time > 1.25 * other.host_time", sampled("self", 27'000, 1'000, 0.05), &far_other);
+  CHECK(noisy.verdict == expect::Verdict::not_evaluable);
+  CHECK(noisy.reason.find("within noise") == 0);
+
+  // Against a literal, ~ and the other comparisons decide the same way.
+  CHECK(judge("host_time < 30us", sampled("self", 27'000, 1'000)).verdict == expect::Verdict::confirmed);
+  CHECK(judge("host_time < 27.01us", sampled("self", 27'000, 1'000)).verdict == expect::Verdict::not_evaluable);
+  CHECK(judge("host_time ~ 27us within 5%", sampled("self", 27'000, 1'000)).verdict == expect::Verdict::confirmed);
+  CHECK(judge("host_time ~ 20us within 5%", sampled("self", 27'000, 1'000)).verdict == expect::Verdict::contradicted);
+  CHECK(judge("host_time ~ 25.75us within 5%", sampled("self", 27'000, 1'000)).verdict == expect::Verdict::not_evaluable);
 }

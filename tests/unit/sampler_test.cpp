@@ -34,7 +34,7 @@ TEST_CASE("a heavy tail does not keep sampling from settling, and does not move 
   CHECK(stats.max == 50'000.0);
 }
 
-TEST_CASE("the time budget ends sampling that does not settle, and says so") {
+TEST_CASE("the time budget ends sampling that does not converge, and says so") {
   Sampler s(criteria(5, 0.001));
   for (int i = 0; i < 50; ++i) s.add(i % 2 ? 1000.0 : 3000.0);
   CHECK_FALSE(s.done(1.0));

@@ -23,8 +23,15 @@
 // The runner enforces what it can without costing the timed calls anything: report_correctness
 // is refused outside verify(), and a trace hook may watch setup (TraceHook::seen_in_setup).
 //
-// Only standard-library types cross the boundary, so a plugin built with the same compiler family
-// and this header's ABI version can be loaded by any expr binary of that version.
+// Which process runs what: describe() and guesses() run in expr's parent process (`expr run`,
+// `validate` and `list` load the plugin there), before any experiment starts; they must not touch
+// the device. setup(), run(), verify(), teardown() and work() run in the experiment's worker, a
+// process forked per experiment, so a crash or a CUDA error there is that experiment's result.
+//
+// Only standard-library types cross the boundary, so a plugin must be built with this header's
+// ABI version, a compiler of the same family, the same C++ standard library with the same ABI
+// settings, and (for LibTorch plugins) the LibTorch expr was built with: EXPR_PLUGIN records all
+// of it (EXPR_PLUGIN_BUILD_TAG below) and the loader refuses a mismatch, naming both sides.
 #pragma once
 
 #include <cstdint>
@@ -40,7 +47,7 @@
 namespace expr {
 
 // Bumped whenever anything in this header changes layout or meaning.
-inline constexpr std::uint32_t plugin_abi_version = 2;
+inline constexpr std::uint32_t plugin_abi_version = 3;
 
 enum class Device { cpu, cuda };
 
@@ -169,7 +176,7 @@ class Context {
   virtual void report_correctness(std::string_view what, double relative_error, double tolerance) = 0;
 
   // Facts about this experiment (e.g. "backend" -> "flash"), shown with its results and readable
-  // from expectations as fact("backend").
+  // from guesses as fact("backend").
   virtual void report_fact(std::string_view key, std::string_view value) = 0;
 
   // Facts about the software the plugin runs on (e.g. "libtorch" -> "2.11.0"), kept with the
@@ -207,9 +214,44 @@ class Plugin {
 
 }  // namespace expr
 
+// ---- What a plugin shares with the expr that loads it ---------------------------------------------
+//
+// std::string, std::vector and std::variant cross the boundary, and their layout is fixed by the
+// compiler family's C++ ABI (GCC and Clang share the Itanium ABI on Linux, so either may build a
+// plugin for the other), the standard library (libstdc++ or libc++) and, for libstdc++,
+// _GLIBCXX_USE_CXX11_ABI (std::string's layout). A LibTorch plugin also brings LibTorch into the
+// process, which holds one: it must be the LibTorch expr was built with. The expr::torch CMake
+// target defines EXPR_PLUGIN_LIBTORCH as that version. EXPR_PLUGIN_BUILD_TAG is all of it as
+// "key=value;..." text, made by the preprocessor where the plugin is compiled.
+#if defined(__GNUC__)  // GCC, and Clang, which defines it too
+#define EXPR_PLUGIN_COMPILER_FAMILY "gcc-compatible"
+#elif defined(_MSC_VER)
+#define EXPR_PLUGIN_COMPILER_FAMILY "msvc"
+#else
+#define EXPR_PLUGIN_COMPILER_FAMILY "unknown"
+#endif
+#if defined(_LIBCPP_VERSION)
+#define EXPR_PLUGIN_STDLIB "stdlib=libc++"
+#elif defined(__GLIBCXX__) && _GLIBCXX_USE_CXX11_ABI
+#define EXPR_PLUGIN_STDLIB "stdlib=libstdc++;cxx11_abi=1"
+#elif defined(__GLIBCXX__)
+#define EXPR_PLUGIN_STDLIB "stdlib=libstdc++;cxx11_abi=0"
+#else
+#define EXPR_PLUGIN_STDLIB "stdlib=unknown"
+#endif
+#if defined(EXPR_PLUGIN_LIBTORCH)
+#define EXPR_PLUGIN_LIBTORCH_TAG ";libtorch=" EXPR_PLUGIN_LIBTORCH
+#else
+#define EXPR_PLUGIN_LIBTORCH_TAG ""
+#endif
+#define EXPR_PLUGIN_BUILD_TAG                                                                        \
+  "compiler=" EXPR_PLUGIN_COMPILER_FAMILY ";" EXPR_PLUGIN_STDLIB EXPR_PLUGIN_LIBTORCH_TAG
+
 namespace expr {
-// The two functions the loader looks up in a plugin library; EXPR_PLUGIN defines them.
+// The functions the loader looks up in a plugin library; EXPR_PLUGIN defines them. The ABI version
+// is read first: a plugin of another version may not have the others.
 inline constexpr const char* plugin_abi_symbol = "expr_plugin_abi_version";
+inline constexpr const char* plugin_build_tag_symbol = "expr_plugin_build_tag";
 inline constexpr const char* plugin_create_symbol = "expr_plugin_create";
 }  // namespace expr
 
@@ -217,6 +259,9 @@ inline constexpr const char* plugin_create_symbol = "expr_plugin_create";
 #define EXPR_PLUGIN(PluginClass)                                                                    \
   extern "C" __attribute__((visibility("default"))) std::uint32_t expr_plugin_abi_version() {       \
     return ::expr::plugin_abi_version;                                                              \
+  }                                                                                                 \
+  extern "C" __attribute__((visibility("default"))) const char* expr_plugin_build_tag() {           \
+    return EXPR_PLUGIN_BUILD_TAG;                                                                   \
   }                                                                                                 \
   extern "C" __attribute__((visibility("default"))) ::expr::Plugin* expr_plugin_create() {          \
     return new PluginClass();                                                                       \

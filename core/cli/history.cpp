@@ -1,0 +1,175 @@
+// `expr history` (the runs recorded, one experiment's timing over them) and `expr compare`, with
+// what `expr run --baseline` and `expr calibrate` share with them: the history's place, the gate's
+// options, a run named by directory or reference.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cstdlib>
+
+#include "cli/commands.hpp"
+#include "history/compare.hpp"
+#include "history/store.hpp"
+#include "report/table.hpp"
+#include "util/atomic_file.hpp"
+#include "util/units.hpp"
+
+namespace expr::cli {
+
+namespace fs = std::filesystem;
+
+fs::path default_history() {
+  if (const char* env = std::getenv("EXPR_HISTORY"); env && *env) return env;
+  return fs::path("runs") / "history.sqlite";
+}
+
+void note_migration(const history::Store& store) {
+  if (store.found_version() > 0 && store.found_version() < history::Store::schema_version)
+    fmt::print(stderr, "{}: migrated from schema version {} to {}\n", store.file().string(), store.found_version(), history::Store::schema_version);
+}
+
+// --threshold METRIC=5% (or 0.05) and the rest of the gate's options.
+history::CompareOptions gate_options(const GateArgs& args) {
+  history::CompareOptions o;
+  for (const auto& option : args.thresholds) {
+    const auto eq = option.find('=');
+    const auto metric = option.substr(0, eq);
+    if (eq == std::string::npos || std::find(series::gated_metrics.begin(), series::gated_metrics.end(), metric) == series::gated_metrics.end())
+      throw std::invalid_argument(fmt::format("--threshold {}: write METRIC=FRACTION with METRIC one of {}, e.g. gpu_time=3%", option,
+                                              fmt::join(series::gated_metrics, ", ")));
+    auto text = option.substr(eq + 1);
+    const bool percent = !text.empty() && text.back() == '%';
+    if (percent) text.pop_back();
+    char* end = nullptr;
+    const double value = std::strtod(text.c_str(), &end);
+    if (text.empty() || end != text.c_str() + text.size() || !(value >= 0))
+      throw std::invalid_argument(fmt::format("--threshold {}: '{}' is not a fraction such as 3% or 0.03", option, option.substr(eq + 1)));
+    o.thresholds[metric] = percent ? value / 100 : value;
+  }
+  o.structure = args.structure;
+  o.alpha = args.alpha;
+  o.across_environments = args.across_environments;
+  return o;
+}
+
+// A run directory, or a history reference resolved within `series`.
+history::RunRecord load_run(const std::string& what, history::Store* store, const std::string& series) {
+  if (what.starts_with("@")) {
+    if (!store) throw std::runtime_error(fmt::format("{}: a history reference needs a history, and there is none here", what));
+    return *store->load(store->resolve(what, series));
+  }
+  if (!fs::is_directory(what)) throw std::runtime_error(fmt::format("{}: neither a run directory nor a history reference (@last, @last~N, @last-good, @ID)", what));
+  return history::read_run_directory(what);
+}
+
+int history(const HistoryArgs& args) {
+  const auto file = args.history.value_or(default_history());
+  if (!fs::exists(file)) {
+    fmt::print(stderr, "error: {}: no history here; `expr run` records one (or name it with --history PATH)\n", file.string());
+    return bad_input;
+  }
+  try {
+    history::Store store(file);
+    note_migration(store);
+    if (args.experiment.empty()) {
+      report::Table t{{"run", "series", "started", "revision", "experiments", "guesses ✓ ✗ ?", "failed", "gate", "machine"}, {}};
+      for (const auto& r : store.runs(args.series, args.limit))
+        t.rows.push_back({r.id, r.series, r.started, r.revision, fmt::format("{} of {}", r.recorded, r.planned),
+                          fmt::format("{} {} {}", r.tally.confirmed, r.tally.contradicted, r.tally.not_evaluable),
+                          fmt::format("{}", r.tally.experiments_failed), r.gate.empty() ? "" : r.gate + " against " + r.baseline,
+                          report::clip(r.machine, 60)});
+      fmt::print("{}: {} run{} shown\n\n{}\n", file.string(), t.rows.size(), t.rows.size() == 1 ? "" : "s", t.text("  "));
+      return ok;
+    }
+    auto series = args.series;
+    if (series.empty()) {
+      const auto names = store.series_names();
+      if (names.size() != 1) {
+        fmt::print(stderr, "error: the history holds {} series; say which with --series NAME\n", names.size());
+        return bad_input;
+      }
+      series = names.front();
+    }
+    const auto points = store.metric_over_time(series, args.experiment, args.metric, args.limit);
+    if (points.empty()) {
+      fmt::print(stderr, "error: no {} of {} in series {} in {}\n", args.metric, args.experiment, series, file.string());
+      return bad_input;
+    }
+    // Steps: each run against the one before it, tested as `expr compare` tests two runs.
+    const auto options = gate_options(args.gate);
+    auto thresholds = series::Gates{}.thresholds;
+    for (const auto& [metric, threshold] : options.thresholds) thresholds[metric] = threshold;
+    std::vector<history::TimingComparison> steps;
+    for (std::size_t i = 1; i < points.size(); ++i) {
+      const auto &before = points[i - 1].stats, &after = points[i].stats;
+      // A step within one machine's runs only: across machines the figure is another quantity.
+      if (points[i - 1].machine != points[i].machine || before.samples.empty() || after.samples.empty() || before.median <= 0 ||
+          after.median <= 0)
+        continue;
+      steps.push_back(history::test_timing(points[i].run, args.metric, before, after));
+    }
+    history::decide(steps, thresholds, options.alpha);
+    report::Table t{{"run", "started", "revision", "median", "spread", "samples", "step"}, {}};
+    for (const auto& p : points) {
+      std::string step;
+      for (const auto& s : steps)
+        if (s.experiment == p.run && (s.verdict == history::Change::slower || s.verdict == history::Change::faster))
+          step = fmt::format("{} {:+.2f}% ({})", s.verdict == history::Change::slower ? "▲" : "▼", 100 * s.change, history::to_string(s.verdict));
+      t.rows.push_back({p.run, p.started, p.revision, util::format_duration(p.stats.median), util::format_percent(p.stats.spread),
+                        fmt::format("{}", p.stats.count), step});
+    }
+    fmt::print("{} {} over {} run{} of {}; a step is a change from the run before beyond {} (Mann-Whitney U, Holm over {} step{})\n\n{}",
+               args.experiment, args.metric, points.size(), points.size() == 1 ? "" : "s", series,
+               util::format_percent(thresholds.at(args.metric)), steps.size(), steps.size() == 1 ? "" : "s", t.text("  ") + "\n");
+    return ok;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+    return bad_input;
+  }
+}
+
+int compare(const CompareArgs& args) {
+  history::CompareOptions options;
+  try {
+    options = gate_options(args.gate);
+  } catch (const std::invalid_argument& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+    return bad_input;
+  }
+  history::Comparison comparison;
+  try {
+    std::optional<history::Store> store;
+    const auto file = args.history.value_or(default_history());
+    if (args.base.starts_with("@") || args.candidate.starts_with("@")) {
+      if (!fs::exists(file)) throw std::runtime_error(fmt::format("{}: no history here to resolve references in (--history PATH)", file.string()));
+      store.emplace(file);
+      note_migration(*store);
+    }
+    // The candidate first: a reference for the baseline is resolved within its series.
+    auto series = args.series;
+    if (series.empty() && args.candidate.starts_with("@") && store) {
+      const auto names = store->series_names();
+      if (names.size() != 1) throw std::runtime_error(fmt::format("the history holds {} series; say which with --series NAME", names.size()));
+      series = names.front();
+    }
+    const auto candidate = load_run(args.candidate, store ? &*store : nullptr, series);
+    const auto base = load_run(args.base, store ? &*store : nullptr, candidate.series);
+    if (base.id == candidate.id)
+      throw std::runtime_error(fmt::format("{} and {} are the same run, {}", args.base, args.candidate, base.id));
+    comparison = history::compare(base, candidate, options);
+  } catch (const std::exception& e) {  // a reference that names no run, another machine, a damaged file
+    fmt::print(stderr, "error: {}\n", e.what());
+    return bad_input;
+  }
+  fmt::print("{}", history::terminal_text(comparison, ::isatty(STDOUT_FILENO)));
+  if (args.markdown) {
+    try {
+      util::write_atomically(*args.markdown, history::markdown(comparison));
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "error: {}\n", e.what());
+      return cannot_write;
+    }
+  }
+  return comparison.regression() ? regression : ok;
+}
+
+}  // namespace expr::cli

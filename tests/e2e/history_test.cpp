@@ -1,0 +1,337 @@
+// The history, comparisons and gates end to end: the real expr binary records runs of the waiter
+// test plugin in a real SQLite file, and `expr history`, `expr compare` and the gate read them back.
+// A slowdown is injected by making the plugin wait 20% longer; a structural change by its
+// `extra_copy`, which copies a buffer inside a range of its own and leaves the timing as it was.
+#include <doctest/doctest.h>
+#include <sqlite3.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "harness.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+std::string waiting(double delay_us, bool extra_copy = false) {
+  return "series: waiting\n"
+         "defaults:\n"
+         "  device: cpu\n"
+         "  iterations: {warmup: 2, traced: 2, min_samples: 100, min_time: 0.1, max_time: 0.5}\n"
+         "experiments:\n"
+         "  - name: w\n"
+         "    plugin: waiter\n"
+         "    params: {delay: " + std::to_string(delay_us) + ", extra_copy: " + (extra_copy ? "true" : "false") + "}\n";
+}
+
+// Runs `series` as run directory `name` in `dir`, recorded in dir/history.sqlite.
+void record(const fs::path& dir, const std::string& name, const std::string& series) {
+  e2e::write(dir, name + ".yaml", series);
+  const auto o = e2e::expr(dir, "run " + name + ".yaml --out " + name + " --history history.sqlite");
+  INFO(o.all());
+  REQUIRE(o.exit_code == 0);
+}
+
+std::string slurp(const fs::path& file) {
+  std::ifstream in(file);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// The row of a comparison's timing table about experiment w's `metric`.
+std::string row(const std::string& output, const std::string& metric) {
+  std::istringstream lines(output);
+  for (std::string line; std::getline(lines, line);)
+    if (line.starts_with("  w ") && has(line, " " + metric + " ")) return line;
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("three recorded runs make a history: listed, one metric over time, comparable without their run directories") {
+  const auto dir = e2e::scratch("history_three");
+  for (const auto* name : {"first", "second", "third"}) record(dir, name, waiting(100));
+
+  auto o = e2e::expr(dir, "history --history history.sqlite");
+  INFO(o.all());
+  CHECK(o.exit_code == 0);
+  CHECK(has(o.out, "3 runs shown"));
+  CHECK(has(o.out, "waiting"));
+
+  o = e2e::expr(dir, "history --history history.sqlite --experiment w --metric host_time");
+  CHECK(o.exit_code == 0);
+  CHECK(has(o.out, "w host_time over 3 runs of waiting"));
+
+  // The raw samples live in the history: the runs compare with their directories gone.
+  for (const auto* name : {"first", "second", "third"}) fs::remove_all(dir / name);
+  o = e2e::expr(dir, "compare @last~1 @last --history history.sqlite");
+  CHECK(o.exit_code == 0);
+  CHECK(has(row(o.out, "host_time"), "same"));
+  CHECK(has(o.out, "Holm's correction over 1 test"));
+}
+
+TEST_CASE("compare finds an injected 20% slowdown and calls an unchanged build the same") {
+  const auto dir = e2e::scratch("history_slowdown");
+  record(dir, "base", waiting(100));
+  record(dir, "again", waiting(100));
+  record(dir, "slow", waiting(120));
+
+  auto o = e2e::expr(dir, "compare base again");
+  INFO(o.all());
+  CHECK(o.exit_code == 0);
+  CHECK(has(row(o.out, "host_time"), "same"));
+  CHECK(has(o.out, "no regression, the gate passes"));
+
+  o = e2e::expr(dir, "compare base slow --markdown slow.md");
+  CHECK(o.exit_code == 5);
+  CHECK(has(row(o.out, "host_time"), "slower"));
+  const auto md = slurp(dir / "slow.md");
+  // The change with its interval: about +20% (the plugin's own overhead is well under a microsecond).
+  CHECK(std::regex_search(md, std::regex(R"(\| w \| host_time \| [^|]+ \| [^|]+ \| \+(19|2[01])(\.\d+)?% \|)")));
+  CHECK(has(md, "REGRESSION, the gate fails"));
+  // And the command that measures the slow point again.
+  CHECK(has(md, "expr run slow.yaml --filter '^w$'"));
+
+  // Over time, the night it moved is a step.
+  o = e2e::expr(dir, "history --history history.sqlite --experiment w --metric host_time");
+  CHECK(o.exit_code == 0);
+  CHECK(std::regex_search(o.out, std::regex(R"(▲ \+(19|2[01])\.\d\d% \(slower\))")));
+  CHECK(!has(o.out, "▼"));
+}
+
+TEST_CASE("the series' gates set the thresholds, and a mistake in them is reported at its place") {
+  const auto dir = e2e::scratch("history_gates");
+  e2e::write(dir, "typo.yaml", waiting(100) + "gates:\n  host_tim: 5%\n");
+  auto o = e2e::expr(dir, "validate typo.yaml");
+  INFO(o.all());
+  CHECK(o.exit_code == 2);
+  CHECK(has(o.err, "typo.yaml:10:3: error: unknown key 'host_tim' in gates; did you mean 'host_time'?"));
+
+  record(dir, "base", waiting(100));
+  record(dir, "slow", waiting(120) + "gates:\n  host_time: 50%\n");
+  o = e2e::expr(dir, "compare base slow");
+  CHECK(o.exit_code == 0);
+  CHECK(has(o.out, "host_time 50%"));
+  CHECK(has(row(o.out, "host_time"), "same"));
+}
+
+TEST_CASE("the gate fails on a slowdown and passes an improvement") {
+  const auto dir = e2e::scratch("history_gate");
+  record(dir, "fast", waiting(100));
+  record(dir, "slow", waiting(120));
+  auto o = e2e::expr(dir, "compare fast slow");
+  INFO(o.all());
+  CHECK(o.exit_code == 5);
+  o = e2e::expr(dir, "compare slow fast");
+  CHECK(o.exit_code == 0);
+  CHECK(has(row(o.out, "host_time"), "faster"));
+  // A threshold above the change turns it into no regression, without hiding the figures.
+  o = e2e::expr(dir, "compare fast slow --threshold host_time=50%");
+  CHECK(o.exit_code == 0);
+  CHECK(!has(row(o.out, "host_time"), "slower"));
+}
+
+TEST_CASE("an added copy is a structural regression even when the timing is the same") {
+  const auto dir = e2e::scratch("history_structure");
+  record(dir, "base", waiting(100));
+  record(dir, "copying", waiting(100, true));
+  auto o = e2e::expr(dir, "compare base copying");
+  INFO(o.all());
+  CHECK(o.exit_code == 5);
+  CHECK(has(row(o.out, "host_time"), "same"));
+  CHECK(std::regex_search(o.out, std::regex(R"(w +range copy +0 +1 .*regression)")));
+  CHECK(has(o.out, "0 slower"));
+  CHECK(has(o.out, "1 structural regression"));
+  // The copy going away is an improvement, and passes.
+  o = e2e::expr(dir, "compare copying base");
+  CHECK(o.exit_code == 0);
+  CHECK(std::regex_search(o.out, std::regex(R"(w +range copy +1 +0 .*improvement)")));
+  // With structural gates off the change is still reported, and the gate passes.
+  o = e2e::expr(dir, "compare base copying --structure off");
+  CHECK(o.exit_code == 0);
+  CHECK(has(o.out, "range copy"));
+}
+
+TEST_CASE("a comparison across machines is refused with one message, unless asked for") {
+  const auto dir = e2e::scratch("history_machines");
+  record(dir, "base", waiting(100));
+  fs::copy(dir / "base", dir / "elsewhere", fs::copy_options::recursive);
+  // The same measurements, as if made by another run on another CPU.
+  auto results = e2e::read_json(dir / "elsewhere" / "results.json");
+  results["environment"]["cpu"] = "Another CPU 9000";
+  results["run"]["id"] = "elsewhere";
+  std::ofstream(dir / "elsewhere" / "results.json") << results.dump(2);
+
+  auto o = e2e::expr(dir, "compare base elsewhere");
+  INFO(o.all());
+  CHECK(o.exit_code == 2);
+  CHECK(has(o.err, "error: refusing to compare runs from different machines"));
+  CHECK(has(o.err, "cpu: "));
+  CHECK(has(o.err, "Another CPU 9000 (candidate)"));
+  CHECK(has(o.err, "--across-environments"));
+  CHECK(o.out.empty());
+
+  o = e2e::expr(dir, "compare base elsewhere --across-environments");
+  CHECK(o.exit_code == 0);
+  CHECK(has(o.out, "DIFFERENT MACHINE: cpu"));
+}
+
+TEST_CASE("history references name runs of the series, and a wrong one says what was looked for") {
+  const auto dir = e2e::scratch("history_references");
+  record(dir, "only", waiting(100));
+  auto o = e2e::expr(dir, "compare @last only --history history.sqlite");
+  INFO(o.all());
+  CHECK(o.exit_code == 2);
+  CHECK(has(o.err, "@last and only are the same run"));
+  o = e2e::expr(dir, "compare @last~1 only --history history.sqlite");
+  CHECK(o.exit_code == 2);
+  CHECK(has(o.err, "no run of series 'waiting' to stand for @last~1"));
+  o = e2e::expr(dir, "compare @nosuchrun only --history history.sqlite");
+  CHECK(o.exit_code == 2);
+  CHECK(has(o.err, "no run with id 'nosuchrun'"));
+  o = e2e::expr(dir, "compare nowhere only");
+  CHECK(o.exit_code == 2);
+  CHECK(has(o.err, "nowhere: neither a run directory nor a history reference"));
+  o = e2e::expr(dir, "compare only only --threshold gpu_tim=3%");
+  CHECK(o.exit_code == 2);
+  CHECK(has(o.err, "--threshold gpu_tim=3%: write METRIC=FRACTION"));
+}
+
+TEST_CASE("a file that is not this expr's history is refused, and nothing is run") {
+  const auto dir = e2e::scratch("history_refused");
+  e2e::write(dir, "w.yaml", waiting(100));
+  e2e::write(dir, "junk.sqlite", std::string(4096, 'x'));  // no SQLite header
+  auto o = e2e::expr(dir, "run w.yaml --out w --history junk.sqlite");
+  INFO(o.all());
+  CHECK(o.exit_code == 4);
+  CHECK(has(o.err, "junk.sqlite: not an expr history"));
+  CHECK(!fs::exists(dir / "w" / "results.json"));
+
+  // A history from a newer expr (a schema version this one does not know).
+  sqlite3* db = nullptr;
+  REQUIRE(sqlite3_open((dir / "newer.sqlite").c_str(), &db) == SQLITE_OK);
+  REQUIRE(sqlite3_exec(db, "PRAGMA user_version = 99", nullptr, nullptr, nullptr) == SQLITE_OK);
+  sqlite3_close(db);
+  o = e2e::expr(dir, "run w.yaml --out w --history newer.sqlite");
+  CHECK(o.exit_code == 4);
+  CHECK(has(o.err, "the history has schema version 99, made by a newer expr"));
+  // --no-history runs without one.
+  o = e2e::expr(dir, "run w.yaml --out w --no-history");
+  CHECK(o.exit_code == 0);
+  CHECK(!has(o.out, "history:"));
+}
+
+namespace {
+
+// The schema version of a history file.
+int schema_version(const fs::path& file) {
+  sqlite3* db = nullptr;
+  REQUIRE(sqlite3_open(file.c_str(), &db) == SQLITE_OK);
+  sqlite3_stmt* s = nullptr;
+  REQUIRE(sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &s, nullptr) == SQLITE_OK);
+  REQUIRE(sqlite3_step(s) == SQLITE_ROW);
+  const int v = sqlite3_column_int(s, 0);
+  sqlite3_finalize(s);
+  sqlite3_close(db);
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("a history written by schema version 1 is migrated when opened, and its runs still compare") {
+  const auto dir = e2e::scratch("history_migration");
+  // Three runs of `waiting` (delay 100, 100, then 120 µs) recorded by the first schema; see tests/data/README.md.
+  sqlite3* db = nullptr;
+  REQUIRE(sqlite3_open((dir / "old.sqlite").c_str(), &db) == SQLITE_OK);
+  REQUIRE(sqlite3_exec(db, slurp(EXPR_SOURCE_DIR "/tests/data/history-v1.sql").c_str(), nullptr, nullptr, nullptr) == SQLITE_OK);
+  sqlite3_close(db);
+  REQUIRE(schema_version(dir / "old.sqlite") == 1);
+
+  auto o = e2e::expr(dir, "history --history old.sqlite");
+  INFO(o.all());
+  CHECK(o.exit_code == 0);
+  CHECK(has(o.err, "old.sqlite: migrated from schema version 1 to 3"));
+  CHECK(has(o.out, "3 runs shown"));
+  CHECK(schema_version(dir / "old.sqlite") == 3);
+
+  // The migrated runs keep their raw samples and structure: the same build is the same, the slower one slower.
+  o = e2e::expr(dir, "compare @last~2 @last~1 --history old.sqlite");
+  CHECK(o.exit_code == 0);
+  CHECK(has(row(o.out, "host_time"), "same"));
+  CHECK(!has(o.err, "migrated"));  // once is enough
+  o = e2e::expr(dir, "compare @last~1 @last --history old.sqlite");
+  CHECK(o.exit_code == 5);
+  CHECK(has(row(o.out, "host_time"), "slower"));
+}
+
+TEST_CASE("calibrate measures the gate's false alarms over unchanged runs, and later runs carry each point's noise") {
+  const auto dir = e2e::scratch("history_calibrate");
+  e2e::write(dir, "w.yaml", waiting(100));
+  auto o = e2e::expr(dir, "calibrate w.yaml --runs 3 --history history.sqlite --out cal");
+  INFO(o.all());
+  CHECK(o.exit_code == 0);
+  CHECK(has(o.out, "3 runs of an unchanged build of series waiting"));
+  CHECK(has(o.out, "3 pairs"));
+  CHECK(std::regex_search(o.out, std::regex(R"(host_time: [0-3] of 3 \()")));
+  CHECK(std::regex_search(o.out, std::regex(R"(w +host_time +3 +[0-9.]+% +[0-3] of 3)")));
+  CHECK(has(o.out, "calibration 1 stored in history.sqlite"));
+  CHECK(has(slurp(dir / "cal" / "calibration.md"), "# Calibration of waiting"));
+  for (const auto* k : {"run-1", "run-2", "run-3"}) CHECK(fs::exists(dir / "cal" / k / "results.json"));
+
+  o = e2e::expr(dir, "run w.yaml --out after --history history.sqlite");
+  CHECK(o.exit_code == 0);
+  CHECK(has(o.err, "timings carry the run-to-run noise of 1 calibrated point"));
+  const auto host = e2e::experiment(e2e::read_json(dir / "after" / "results.json"), "w").at("timing").at("host");
+  CHECK(host.at("run_to_run").get<double>() > 0);
+  o = e2e::expr(dir, "compare cal/run-1 after");
+  CHECK(has(row(o.out, "host_time"), "(calibrated)"));
+}
+
+TEST_CASE("expr run --baseline gates the run: 5 on a slowdown, 0 on an improvement, the verdict everywhere it is read") {
+  const auto dir = e2e::scratch("history_run_baseline");
+  record(dir, "base", waiting(100));
+  e2e::write(dir, "slow.yaml", waiting(120));
+  auto o = e2e::expr(dir, "run slow.yaml --out slow --history history.sqlite --baseline @last");
+  INFO(o.all());
+  CHECK(o.exit_code == 5);
+  CHECK(has(row(o.out, "host_time"), "slower"));
+  CHECK(has(slurp(dir / "slow" / "summary.md"), "## Against the baseline"));
+  const auto junit = slurp(dir / "slow" / "junit.xml");
+  CHECK(has(junit, "<testsuite name=\"waiting.gate\">"));
+  CHECK(has(junit, "<failure message=\"slower than the baseline\">"));
+  const auto base_id = e2e::read_json(dir / "base" / "results.json").at("run").at("id").get<std::string>();
+  o = e2e::expr(dir, "history --history history.sqlite");
+  CHECK(has(o.out, "failed against " + base_id));
+  // @last-good skips the run whose gate failed.
+  o = e2e::expr(dir, "compare @last-good slow --history history.sqlite");
+  CHECK(has(o.out, "baseline   " + base_id));
+
+  // An improvement on the slow run passes the gate.
+  e2e::write(dir, "fast.yaml", waiting(100));
+  o = e2e::expr(dir, "run fast.yaml --out fast --history history.sqlite --baseline @last");
+  CHECK(o.exit_code == 0);
+  CHECK(has(row(o.out, "host_time"), "faster"));
+  CHECK(has(o.out, "no regression, the gate passes"));
+}
+
+TEST_CASE("an inconclusive point is measured once more before the gate decides, and does not fail it") {
+  const auto dir = e2e::scratch("history_remeasure");
+  // Three samples a run: the U test cannot reach 5% on three against three, and a 0.01% threshold is
+  // far inside their spread, so the comparison cannot tell.
+  const auto few = std::regex_replace(waiting(100), std::regex("iterations: \\{[^}]*\\}"),
+                                      "iterations: {warmup: 1, traced: 1, min_samples: 3, min_time: 0, max_time: 1, max_noise: 100%}");
+  record(dir, "base", few);
+  e2e::write(dir, "again.yaml", few);
+  auto o = e2e::expr(dir, "run again.yaml --out again --history history.sqlite --baseline @last --threshold host_time=0.01%");
+  INFO(o.all());
+  CHECK(o.exit_code == 0);
+  CHECK(has(o.err, "measuring 1 inconclusive experiment once more: w"));
+  CHECK(fs::exists(dir / "again" / "remeasured" / "results.json"));
+  CHECK(has(row(o.out, "host_time"), "inconclusive"));
+}
