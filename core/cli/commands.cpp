@@ -132,9 +132,6 @@ int list(const std::vector<fs::path>& extra_dirs) {
   return status;
 }
 
-namespace {
-
-// A word for the shell: as it is when it needs no quoting, else in single quotes.
 std::string shell_word(const std::string& word) {
   if (!word.empty() && word.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=:,+@%") == std::string::npos)
     return word;
@@ -142,8 +139,6 @@ std::string shell_word(const std::string& word) {
   for (const char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return quoted + "'";
 }
-
-}  // namespace
 
 std::string resume_command(const std::string& program, const fs::path& run_dir) {
   return fmt::format("{} run --resume {}", shell_word(program), shell_word(run_dir.string()));
@@ -264,7 +259,7 @@ RecordedGuesses recorded_guesses(const report::RunResult& recorded, const std::v
 }
 
 ExitCode judge_again(report::RunResult& run, report::RunResult recorded, RecordedGuesses guesses, std::vector<report::PlannedPoint> planned,
-                     const std::optional<fs::path>& out, bool force) {
+                     const std::optional<fs::path>& out, bool force, std::string_view story) {
   report::Multiplex outputs;
   std::optional<report::RunLock> lock;
   if (out) {
@@ -285,6 +280,7 @@ ExitCode judge_again(report::RunResult& run, report::RunResult recorded, Recorde
     outputs.add(report::sinks::junit(dir));
     outputs.add(report::sinks::html_report(dir));
   }
+  log::info("{}", story);
   outputs.add(report::sinks::run_log());
   outputs.add(report::sinks::terminal_report());
   report::Assembler assembler(run, outputs);
@@ -344,8 +340,8 @@ int replay(const fs::path& run_dir, const std::optional<fs::path>& series_file, 
       return bad_input;
     }
   }
-  log::info("replaying {}{}", run_dir.string(), series_file ? " with the guesses of " + series_file->string() : "");
-  return judge_again(run, std::move(recorded), std::move(guesses), std::move(planned), out, force);
+  return judge_again(run, std::move(recorded), std::move(guesses), std::move(planned), out, force,
+                     fmt::format("replaying {}{}", run_dir.string(), series_file ? " with the guesses of " + series_file->string() : ""));
 }
 
 int metrics() {

@@ -94,10 +94,10 @@ struct RecordedGuesses {
 RecordedGuesses recorded_guesses(const report::RunResult& recorded, const std::vector<report::PlannedPoint>& planned,
                                  const std::optional<std::filesystem::path>& series_file);
 // Judges the recorded experiments again into `run` and tells the outputs: the run directory `out`
-// when given (results.json, reports, traces; an earlier run there is replaced only with `force`),
-// the terminal report always.
+// when given (results.json, reports, traces, expr.log, which begins with `story`: what is being
+// judged again; an earlier run there is replaced only with `force`), the terminal report always.
 ExitCode judge_again(report::RunResult& run, report::RunResult recorded, RecordedGuesses guesses, std::vector<report::PlannedPoint> planned,
-                     const std::optional<std::filesystem::path>& out, bool force);
+                     const std::optional<std::filesystem::path>& out, bool force, std::string_view story);
 
 int run(const RunArgs& args);
 
@@ -119,6 +119,23 @@ int list(const std::vector<std::filesystem::path>& extra_dirs);
 int show(const std::filesystem::path& run_dir, const std::string& program);
 // The shell command that resumes the run in `run_dir`.
 std::string resume_command(const std::string& program, const std::filesystem::path& run_dir);
+// A word for the shell: as it is when it needs no quoting, else in single quotes.
+std::string shell_word(const std::string& word);
+// Where a run of `series` goes unless --out says otherwise: runs/<series><suffix>-<time>.
+std::filesystem::path default_run_dir(const std::string& series, const std::string& suffix = "");
+
+struct SlurmArgs {
+  std::filesystem::path series;
+  std::size_t shards = 1;                       // --shards N: the array's tasks, one shard each
+  std::size_t gpus_per_task = 0;                // --gpus-per-task G: 0 asks Slurm for none
+  std::optional<std::string> partition, time, account, qos, constraint;
+  std::vector<std::string> sbatch_lines;        // --sbatch-line: more #SBATCH lines for the array
+  std::optional<std::filesystem::path> out;     // the run root, on a filesystem the nodes share
+  bool submit = false;                          // run sbatch, instead of printing its commands
+};
+// `expr slurm`: writes a job-array script (one shard a task) and a merge job into the run root, and
+// submits them with --submit (docs/slurm.md).
+int slurm(const SlurmArgs& args);
 int replay(const std::filesystem::path& run_dir, const std::optional<std::filesystem::path>& series,
            const std::optional<std::filesystem::path>& out, bool force);
 // One run directory from the run directories of a series' shards: every guess judged again over

@@ -93,6 +93,21 @@ int main(int argc, char** argv) {
   merge_cmd->add_flag("--force", merge_force, "--out may hold an earlier run: replace it");
   merge_cmd->add_flag("--allow-mixed", merge_mixed, "merge shards of different series or environments, and show the mix");
 
+  expr::cli::SlurmArgs slurm;
+  auto* slurm_cmd = app.add_subcommand("slurm", "run a series on Slurm: a job array of shards, then a job that merges them (docs/slurm.md)");
+  slurm_cmd->add_option("series", slurm.series, "series file (YAML)")->required();
+  slurm_cmd->add_option("--shards", slurm.shards, "N: the array's tasks, each running one shard K/N of the series")->required()->check(CLI::Range(1, 100000));
+  slurm_cmd->add_option("--gpus-per-task", slurm.gpus_per_task, "G: GPUs each task asks Slurm for (default none)");
+  slurm_cmd->add_option("--partition", slurm.partition, "the partition both jobs run in");
+  slurm_cmd->add_option("--time", slurm.time, "the time limit of each task and of the merge job (Slurm's format: 30, 2:00:00, 1-0)");
+  slurm_cmd->add_option("--account", slurm.account, "the account both jobs are charged to");
+  slurm_cmd->add_option("--qos", slurm.qos, "the quality of service of both jobs");
+  slurm_cmd->add_option("--constraint", slurm.constraint, "node features the array's tasks need (a GPU model, say)");
+  slurm_cmd->add_option("--sbatch-line", slurm.sbatch_lines, "one more #SBATCH line for the array (--sbatch-line=--mem=64G); repeatable")
+      ->allow_extra_args(false);
+  slurm_cmd->add_option("--out", slurm.out, "the run root, on a filesystem every node sees (default: runs/<series>-<time>)");
+  slurm_cmd->add_flag("--submit", slurm.submit, "submit both jobs with sbatch and print their ids, instead of printing the commands");
+
   auto* metrics_cmd = app.add_subcommand("metrics", "list what guesses can ask about");
 
   auto* new_cmd = app.add_subcommand("new", "write a new plugin project or series file");
@@ -159,6 +174,7 @@ int main(int argc, char** argv) {
   if (*show_cmd) return expr::cli::show(show_dir, argv[0]);
   if (*replay_cmd) return expr::cli::replay(replay_dir, replay_series, replay_out, replay_force);
   if (*merge_cmd) return expr::cli::merge(merge_dirs, merge_out, merge_mixed, merge_force);
+  if (*slurm_cmd) return expr::cli::slurm(slurm);
   if (*metrics_cmd) return expr::cli::metrics();
   if (*new_plugin_cmd) {
     using expr::cli::PluginKind;

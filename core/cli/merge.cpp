@@ -187,7 +187,8 @@ int merge(const std::vector<fs::path>& shard_dirs, const fs::path& out, bool all
   run.planned = planned.size();
   run.merged = std::move(merged);
   run.run_dir = out;
-  const auto code = judge_again(run, std::move(recorded), std::move(guesses), std::move(planned), out, force);
+  const auto code = judge_again(run, std::move(recorded), std::move(guesses), std::move(planned), out, force,
+                                fmt::format("merging {} shard{} into {}", shards.size(), shards.size() == 1 ? "" : "s", out.string()));
   if (code == cannot_write || code == bad_input) return code;  // --out could not be written, or holds a run
   if (const auto series = report::RunDirectory(shards.front().dir).series_copy(); fs::exists(series)) {
     std::error_code ignored;  // the series text is a convenience for `expr replay --series`

@@ -72,15 +72,6 @@ class Observer final : public runner::RunObserver {
   const history::Noise& noise_;
 };
 
-fs::path default_run_dir(const std::string& series, const std::string& suffix = "") {
-  const auto now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm tm{};
-  ::gmtime_r(&now, &tm);
-  char stamp[32];
-  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
-  return fs::path("runs") / fmt::format("{}{}-{}", series, suffix, stamp);
-}
-
 // The series file as it is run, and plan.json: what a resumed run repeats and is checked against.
 // Throws std::runtime_error.
 void record_request(const report::RunDirectory& dir, const report::RunRequest& request, const series::Plan& plan) {
@@ -526,6 +517,15 @@ int prepare_resume(const RunArgs& args, history::Store* store, Prepared& p) {
 }
 
 }  // namespace
+
+fs::path default_run_dir(const std::string& series, const std::string& suffix) {
+  const auto now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  ::gmtime_r(&now, &tm);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+  return fs::path("runs") / fmt::format("{}{}-{}", series, suffix, stamp);
+}
 
 int run(const RunArgs& args) {
   // The history is opened before anything is run: a file that cannot be used stops the run here,

@@ -124,7 +124,7 @@ TEST_CASE("a series run in 3 shards and merged gives the serial run's verdicts, 
   CHECK(merged_results.at("planned") == 8);
   for (const auto& name : names(serial_results)) {
     CHECK(std::filesystem::exists(dir / "merged" / "experiments" / name / "expr_trace.json"));
-    CHECK(std::filesystem::exists(dir / "merged" / "experiments" / name / "chrome_trace.json"));
+    CHECK(std::filesystem::exists(dir / "merged" / "traces" / name / "expr.pt.trace.json"));
   }
   for (const auto* file : {"summary.md", "junit.xml", "report.html", "series.yaml"}) CHECK(std::filesystem::exists(dir / "merged" / file));
   CHECK(!has(e2e::expr(dir, "show merged").out, "incomplete"));

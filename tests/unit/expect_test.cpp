@@ -169,12 +169,13 @@ TEST_CASE("every regex is compiled while binding") {
 
   // Found by fuzz_expect when std::regex compiled them (fuzz/known/expect): a count or
   // back-reference of 19 digits overflowed libstdc++'s long, and a{99999} took half a minute to
-  // compile under ASan. RE2 refuses counts above 1000, nested ones whose product is, and
-  // back-references, at once and with its reason.
-  for (const char* hostile : {"a{99999999999999999999}", "a{99999}", "a{2,99999}", "(ab{100}){100}", "\\7777777777777777777777"}) {
-    INFO(hostile);
-    CHECK(error_of(std::string("ops(\"") + hostile + "\") == 1").second.find("is not a valid regex: ") != std::string::npos);
+  // compile under ASan. RE2 refuses counts above 1000 and back-references with its reason, and
+  // reads a brace it cannot take as a count as a literal brace.
+  for (const char* refused : {"a{99999}", "a{2,99999}", "\\7777777777777777777777"}) {
+    INFO(refused);
+    CHECK(error_of(std::string("ops(\"") + refused + "\") == 1").second.find("is not a valid regex: ") != std::string::npos);
   }
+  CHECK_NOTHROW(expect::compile("ops(\"a{99999999999999999999}\") == 1", experiments));
   CHECK_NOTHROW(expect::compile("ops(\"[0-9a-f]{64}_(x{2}y){3}\") == 1", experiments));
 }
 
