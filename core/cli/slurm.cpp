@@ -119,11 +119,6 @@ int slurm(const SlurmArgs& args) {
                points == 1 ? "" : "s", points);
     return bad_input;
   }
-  if (args.gpus_per_task > 1) {
-    fmt::print(stderr, "error: --gpus-per-task {}: a task's `expr run` uses one GPU, so the others would sit idle; ask for 1, "
-                       "and for more shards\n", args.gpus_per_task);
-    return bad_input;
-  }
   for (const auto& [name, value] : std::vector<std::pair<std::string, std::optional<std::string>>>{
            {"--partition", args.partition}, {"--time", args.time}, {"--account", args.account}, {"--qos", args.qos}, {"--constraint", args.constraint}})
     if (value && !sbatch_value(*value)) {
@@ -175,6 +170,9 @@ int slurm(const SlurmArgs& args) {
     // history: a history that changed between two tasks' starts would balance their shards
     // differently, and N writers of one SQLite file on a shared filesystem is asking for trouble.
     const auto expr = shell_word(self.string());
+    // A task of several GPUs runs a worker on each (`expr run --gpus all`: the GPUs Slurm gave the
+    // task, in its CUDA_VISIBLE_DEVICES); a task of one runs as a plain run does, on its GPU.
+    const std::string gpus = args.gpus_per_task > 1 ? " --gpus all" : "";
     util::write_atomically(
         scripts.array,
         sbatch_header(array_options, args.sbatch_lines) +
@@ -182,11 +180,11 @@ int slurm(const SlurmArgs& args) {
                         "set -u\n"
                         "shard={root}/shard-$SLURM_ARRAY_TASK_ID\n"
                         "if [ -e \"$shard/plan.json\" ] && [ -e \"$shard/results.json\" ]; then\n"
-                        "  exec {expr} run --resume \"$shard\" --no-history\n"
+                        "  exec {expr} run --resume \"$shard\" --no-history{gpus}\n"
                         "fi\n"
-                        "exec {expr} run {series} --shard \"$SLURM_ARRAY_TASK_ID/{count}\" --out \"$shard\" --force --no-history\n",
+                        "exec {expr} run {series} --shard \"$SLURM_ARRAY_TASK_ID/{count}\" --out \"$shard\" --force --no-history{gpus}\n",
                         fmt::arg("count", args.shards), fmt::arg("series", shell_word(series_file.string())),
-                        fmt::arg("root", shell_word(root.string())), fmt::arg("expr", expr)));
+                        fmt::arg("root", shell_word(root.string())), fmt::arg("expr", expr), fmt::arg("gpus", gpus)));
 
     auto merge_options = common;
     merge_options.insert(merge_options.begin(),

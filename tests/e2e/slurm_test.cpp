@@ -24,7 +24,7 @@ using namespace std::chrono_literals;
 
 namespace {
 
-bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+using e2e::has;
 
 // What `command` (run by the shell) prints on stdout and stderr, and its exit status.
 std::pair<int, std::string> shell(const std::string& command) {
@@ -141,6 +141,7 @@ experiments:
   CHECK(has(array, "#SBATCH --output=\"" + (root / "logs" / "shard-%a-job-%A.out").string() + "\"\n"));
   CHECK(has(array, "--shard \"$SLURM_ARRAY_TASK_ID/2\""));
   CHECK(has(array, "shard='" + root.string() + "'/shard-$SLURM_ARRAY_TASK_ID\n"));
+  CHECK(!has(array, "--gpus all"));  // one GPU a task: a plain run on it
   // The merge job gets what it needs to be allowed to run, nothing that shapes the array's work.
   for (const auto& line : {"#SBATCH --partition=gpu\n", "#SBATCH --time=1:00:00\n", "#SBATCH --account=proj\n", "#SBATCH --qos=high\n"})
     CHECK_MESSAGE(has(merge, line), line);
@@ -150,6 +151,15 @@ experiments:
   CHECK(has(o.out, "sbatch --dependency=afterany:${array%%;*} '" + (root / "merge.sbatch").string() + "'"));
   for (const auto& script : {"shards.sbatch", "merge.sbatch"})
     CHECK_MESSAGE(shell("bash -n '" + (root / script).string() + "'").first == 0, script);
+
+  // Several GPUs a task: the task's run, new or resumed, puts a worker on each of them.
+  const auto wide = e2e::expr(dir, "slurm series.yaml --shards 2 --out wide --gpus-per-task 4");
+  REQUIRE(wide.exit_code == 0);
+  const auto wide_array = e2e::read_text(dir / "wide" / "shards.sbatch");
+  INFO(wide_array);
+  CHECK(has(wide_array, "#SBATCH --gpus-per-task=4\n"));
+  CHECK(has(wide_array, "run --resume \"$shard\" --no-history --gpus all\n"));
+  CHECK(has(wide_array, "--out \"$shard\" --force --no-history --gpus all\n"));
 
   const auto too_many = e2e::expr(dir, "slurm series.yaml --shards 3 --out more");
   CHECK(too_many.exit_code == 2);
