@@ -101,7 +101,10 @@ ExitCode judge_again(report::RunResult& run, report::RunResult recorded, Recorde
 
 int run(const RunArgs& args);
 
-// The gate's options from the command line; throws std::invalid_argument naming a bad option.
+// One --threshold, METRIC=FRACTION (gpu_time=3% or gpu_time=0.03); throws std::invalid_argument
+// saying what is wrong with it. The command line checks each while it is parsed (cli/main.cpp).
+std::pair<std::string, double> parse_threshold(const std::string& option);
+// The gate's options from the command line, whose thresholds were checked while it was parsed.
 history::CompareOptions gate_options(const GateArgs& args);
 // A run directory, or a history reference (@last, @last~N, @last-good, @ID) resolved within
 // `series`; throws std::runtime_error saying what was not found.

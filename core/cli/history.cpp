@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdlib>
 
 #include "cli/commands.hpp"
@@ -28,23 +29,27 @@ void note_migration(const history::Store& store) {
     fmt::print(stderr, "{}: migrated from schema version {} to {}\n", store.file().string(), store.found_version(), history::Store::schema_version);
 }
 
-// --threshold METRIC=5% (or 0.05) and the rest of the gate's options.
+std::pair<std::string, double> parse_threshold(const std::string& option) {
+  const auto eq = option.find('=');
+  const auto metric = option.substr(0, eq);
+  if (eq == std::string::npos || std::find(series::gated_metrics.begin(), series::gated_metrics.end(), metric) == series::gated_metrics.end())
+    throw std::invalid_argument(
+        fmt::format("{}: write METRIC=FRACTION with METRIC one of {}, e.g. gpu_time=3%", option, fmt::join(series::gated_metrics, ", ")));
+  auto text = option.substr(eq + 1);
+  const bool percent = !text.empty() && text.back() == '%';
+  if (percent) text.pop_back();
+  char* end = nullptr;
+  const double value = std::strtod(text.c_str(), &end);
+  if (text.empty() || end != text.c_str() + text.size() || !(value >= 0) || !std::isfinite(value))
+    throw std::invalid_argument(fmt::format("{}: '{}' is not a fraction such as 3% or 0.03", option, option.substr(eq + 1)));
+  return {metric, percent ? value / 100 : value};
+}
+
 history::CompareOptions gate_options(const GateArgs& args) {
   history::CompareOptions o;
   for (const auto& option : args.thresholds) {
-    const auto eq = option.find('=');
-    const auto metric = option.substr(0, eq);
-    if (eq == std::string::npos || std::find(series::gated_metrics.begin(), series::gated_metrics.end(), metric) == series::gated_metrics.end())
-      throw std::invalid_argument(fmt::format("--threshold {}: write METRIC=FRACTION with METRIC one of {}, e.g. gpu_time=3%", option,
-                                              fmt::join(series::gated_metrics, ", ")));
-    auto text = option.substr(eq + 1);
-    const bool percent = !text.empty() && text.back() == '%';
-    if (percent) text.pop_back();
-    char* end = nullptr;
-    const double value = std::strtod(text.c_str(), &end);
-    if (text.empty() || end != text.c_str() + text.size() || !(value >= 0))
-      throw std::invalid_argument(fmt::format("--threshold {}: '{}' is not a fraction such as 3% or 0.03", option, option.substr(eq + 1)));
-    o.thresholds[metric] = percent ? value / 100 : value;
+    const auto [metric, fraction] = parse_threshold(option);
+    o.thresholds[metric] = fraction;
   }
   o.structure = args.structure;
   o.alpha = args.alpha;
@@ -129,13 +134,7 @@ int history(const HistoryArgs& args) {
 }
 
 int compare(const CompareArgs& args) {
-  history::CompareOptions options;
-  try {
-    options = gate_options(args.gate);
-  } catch (const std::invalid_argument& e) {
-    log::error("{}", e.what());
-    return bad_input;
-  }
+  const auto options = gate_options(args.gate);
   history::Comparison comparison;
   try {
     std::optional<history::Store> store;

@@ -11,7 +11,17 @@ namespace {
 // tested like a comparison, within one machine's runs).
 void add_gate_options(CLI::App& command, expr::cli::GateArgs& gate, bool across_machines = true) {
   command.add_option("--threshold", gate.thresholds, "METRIC=FRACTION (gpu_time=3%): the smallest change that counts, over the series' gates; repeatable")
-      ->allow_extra_args(false);
+      ->allow_extra_args(false)
+      ->check(CLI::Validator(
+          [](const std::string& option) {
+            try {
+              expr::cli::parse_threshold(option);
+              return std::string();
+            } catch (const std::invalid_argument& e) {
+              return std::string(e.what());
+            }
+          },
+          "METRIC=FRACTION"));
   command.add_option("--structure", gate.structure, "on|off: whether structural changes of the trace fail the gate (over the series' gates)")
       ->transform(CLI::IsMember(std::map<std::string, bool>{{"on", true}, {"off", false}}));
   command.add_option("--alpha", gate.alpha, "family-wise false-alarm rate of the timing tests (default 0.05)")->check(CLI::Range(1e-9, 0.5));

@@ -564,14 +564,6 @@ int run(const RunArgs& args) {
     }
     p.dir.emplace(args.out.value_or(default_run_dir(p.loaded->plan.name)));
   }
-  if (args.baseline) {
-    try {
-      gate_options(args.gate);
-    } catch (const std::invalid_argument& e) {
-      log::error("{}", e.what());
-      return bad_input;
-    }
-  }
   auto& loaded = *p.loaded;
   const auto& dir = *p.dir;
 
@@ -646,13 +638,7 @@ int run(const RunArgs& args) {
 }
 
 int calibrate(const CalibrateArgs& args) {
-  history::CompareOptions options;
-  try {
-    options = gate_options(args.gate);
-  } catch (const std::invalid_argument& e) {
-    log::error("{}", e.what());
-    return bad_input;
-  }
+  const auto options = gate_options(args.gate);
   auto first = load_series(args.run.series, args.run.axes);
   if (!first) return bad_input;
   const auto gates = first->plan.gates;

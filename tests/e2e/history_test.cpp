@@ -16,7 +16,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+using e2e::has;
 
 std::string waiting(double delay_us, bool extra_copy = false) {
   return "series: waiting\n"
@@ -200,7 +200,10 @@ TEST_CASE("history references name runs of the series, and a wrong one says what
   CHECK(has(o.err, "nowhere: neither a run directory nor a history reference"));
   o = e2e::expr(dir, "compare only only --threshold gpu_tim=3%");
   CHECK(o.exit_code == 2);
-  CHECK(has(o.err, "--threshold gpu_tim=3%: write METRIC=FRACTION"));
+  CHECK(has(o.err, "--threshold: gpu_tim=3%: write METRIC=FRACTION"));
+  o = e2e::expr(dir, "compare only only --threshold gpu_time=3x");
+  CHECK(o.exit_code == 2);
+  CHECK(has(o.err, "--threshold: gpu_time=3x: '3x' is not a fraction such as 3% or 0.03"));
 }
 
 TEST_CASE("a file that is not this expr's history is refused, and nothing is run") {
