@@ -17,7 +17,7 @@ e2e::Outcome validate(const std::string& name, const std::string& text) {
   return e2e::expr(dir, "validate series.yaml");
 }
 
-bool has(const e2e::Outcome& o, const std::string& text) { return o.err.find(text) != std::string::npos; }
+using e2e::has;
 
 }  // namespace
 

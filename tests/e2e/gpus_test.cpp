@@ -13,7 +13,7 @@
 
 namespace {
 
-bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+using e2e::has;
 
 // sleeper busy-waits base_us * (size/1024)^k µs per call; slow's setup() sleeps 1 s, so its two
 // points cost far more than the others and overlap visibly when two workers run at once.

@@ -19,6 +19,10 @@ struct Outcome {
   std::string all() const { return "--- stdout\n" + out + "\n--- stderr\n" + err; }  // for INFO()
 };
 
+// Whether `text` holds `part`; with an outcome, whether its stderr does, where expr's messages go.
+inline bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+inline bool has(const Outcome& o, const std::string& part) { return has(o.err, part); }
+
 // A fresh directory per test case under the build tree.
 std::filesystem::path scratch(const std::string& name);
 

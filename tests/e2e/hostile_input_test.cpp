@@ -20,7 +20,7 @@ e2e::Outcome validate(const std::string& name, const std::string& text) {
   return e2e::expr(dir, "validate series.yaml");
 }
 
-bool has(const e2e::Outcome& o, const std::string& text) { return o.err.find(text) != std::string::npos; }
+using e2e::has;
 
 // AddressSanitizer maps terabytes of shadow memory that RLIMIT_DATA counts, so under it (preset
 // asan) no memory limit can be set.

@@ -20,7 +20,7 @@ std::string slurp(const fs::path& file) {
   return s.str();
 }
 
-bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+using e2e::has;
 
 // The garbled plugin logs "\xff\xfe ok" with ctx.info in setup; the bytes that are not UTF-8
 // reach the parent as U+FFFD.

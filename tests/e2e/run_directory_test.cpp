@@ -37,7 +37,7 @@ std::string text_of(const fs::path& file) {
   return {std::istreambuf_iterator<char>(in), {}};
 }
 
-bool has(const e2e::Outcome& o, const std::string& text) { return o.err.find(text) != std::string::npos; }
+using e2e::has;
 
 }  // namespace
 

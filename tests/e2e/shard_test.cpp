@@ -16,7 +16,7 @@
 
 namespace {
 
-bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+using e2e::has;
 
 // sleeper busy-waits base_us * (size/1024)^k µs: quadratic takes 4, 16, 1024 µs at 1024, 2048,
 // 16384, linear 24, 48, 384 µs there, so `host_time < linear.host_time` holds at 1024 and 2048 (by

@@ -10,7 +10,7 @@
 
 namespace {
 
-bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+using e2e::has;
 
 std::string read_text(const std::filesystem::path& file) {
   std::ifstream in(file);
