@@ -37,11 +37,11 @@ struct JudgedSweepGuess {
   std::string group;  // "dtype=bf16"; empty when the sweep has one axis
   JudgedGuess guess;
   // Known when judged in this process (not read back from results.json): what to draw it on.
-  std::string axis;             // the axis swept
-  std::string metric_text;      // the metric as written: "gpu_time"
-  analysis::MetricCall metric;  // and bound
-  std::string other;            // crossover: the family compared with
-  expect::SweepGeometry geometry;
+  std::string axis{};           // the axis swept
+  std::string metric_text{};    // the metric as written: "gpu_time"
+  analysis::MetricCall metric{};  // and bound
+  std::string other{};          // crossover: the family compared with
+  expect::SweepGeometry geometry{};
 };
 
 // A shard's part of a series (series/shard.hpp): which shard it is, the series' fingerprint, and the

@@ -43,11 +43,11 @@ struct RunOptions {
   // worker there sees only that GPU, as its device 0; a CPU experiment takes a slot too. Empty:
   // `workers` slots, CUDA experiments on device 0 with every GPU visible, as serial runs have run.
   // A CUDA experiment records its GPU's index in its environment ("gpu_index").
-  std::vector<int> gpus;
+  std::vector<int> gpus{};
   std::size_t workers = 1;
   // Each experiment's expected seconds, parallel to the plan: the costliest start first. Empty: the
   // plan's order.
-  std::vector<double> expected_seconds;
+  std::vector<double> expected_seconds{};
 };
 
 // How long a worker has to stop after the run is interrupted, before it is killed.

@@ -54,9 +54,9 @@ struct WorkerOptions {
   std::string name;                // what the parent's log calls the worker: its log lines come as "NAME: line"
   double timeout_seconds = 0;      // 0: none
   std::filesystem::path log_file;  // the child's stdout and stderr, and its own log (util/log.hpp)
-  std::function<void(const nlohmann::json&)> on_message;  // every message but the result and log lines, as it arrives
-  std::function<void(WorkerExit)> on_exit;                // once, after the child is reaped
-  std::optional<std::uint64_t> memory_limit;              // bytes of host memory (runner/limits.hpp); none: no limit
+  std::function<void(const nlohmann::json&)> on_message{};  // every message but the result and log lines, as it arrives
+  std::function<void(WorkerExit)> on_exit{};                // once, after the child is reaped
+  std::optional<std::uint64_t> memory_limit{};              // bytes of host memory (runner/limits.hpp); none: no limit
 };
 
 class WorkerPool {

@@ -35,7 +35,7 @@ struct Plan {
   std::string name;
   std::string description;
   std::vector<ExperimentPlan> experiments;
-  std::vector<std::pair<std::string, GuessSpec>> sweep_guesses;  // each with its family (expect/sweep.hpp)
+  std::vector<std::pair<std::string, GuessSpec>> sweep_guesses{};  // each with its family (expect/sweep.hpp)
   Gates gates;
 };
 
