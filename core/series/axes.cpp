@@ -82,7 +82,7 @@ std::optional<std::string> generator_arguments(std::string_view text, std::strin
 
 }  // namespace
 
-std::vector<std::string> axis_values(const std::string& text) {
+std::vector<std::string> axis_values(const std::string& text, std::size_t limit) {
   std::string kind, arguments;
   for (const std::string_view generator : {"range", "pow2"})
     if (auto written = generator_arguments(text, generator); written && kind.empty()) {
@@ -103,7 +103,19 @@ std::vector<std::string> axis_values(const std::string& text) {
   if (kind == "range") {
     if (args.size() != 3) throw std::invalid_argument("range takes three whole numbers: range(start, stop, step), stop included");
     if (args[2] <= 0) throw std::invalid_argument("the step of range() must be positive");
-    for (auto v = args[0]; v <= args[1]; v += args[2]) out.push_back(std::to_string(v));
+    if (args[0] <= args[1]) {
+      // Counted in unsigned arithmetic, which holds any stop - start, before anything is made; each
+      // value is start + i * step, which never passes stop, so nothing overflows near its limits.
+      const auto span = static_cast<std::uint64_t>(args[1]) - static_cast<std::uint64_t>(args[0]);
+      const auto step = static_cast<std::uint64_t>(args[2]);
+      if (span / step >= limit)
+        throw std::invalid_argument(fmt::format("'{}' expands to {} values, more than max_points ({}); narrow it, or raise 'max_points' "
+                                                "at the top of the series file (at most {})",
+                                                util::shortened(text), span / step < UINT64_MAX ? fmt::format("{}", span / step + 1) : std::string("2^64"),
+                                                limit, max_points_ceiling));
+      for (std::uint64_t i = 0; i <= span / step; ++i)
+        out.push_back(std::to_string(static_cast<std::int64_t>(static_cast<std::uint64_t>(args[0]) + i * step)));
+    }
   } else {
     if (args.size() != 2) throw std::invalid_argument("pow2 takes two whole numbers: pow2(start, stop), both included");
     for (std::int64_t v = 1; v <= args[1] && v > 0; v *= 2)
@@ -113,7 +125,7 @@ std::vector<std::string> axis_values(const std::string& text) {
   return out;
 }
 
-void read_axes(const YAML::Node& n, NodeReader& reader, bool from_defaults, std::vector<AxisSpec>& out) {
+void read_axes(const YAML::Node& n, NodeReader& reader, bool from_defaults, std::size_t max_points, std::vector<AxisSpec>& out) {
   if (!n.IsMap()) {
     reader.problem(reader.pos(n), "axes must be a mapping: a parameter, then its values (a list, range(...) or pow2(...))");
     return;
@@ -124,7 +136,7 @@ void read_axes(const YAML::Node& n, NodeReader& reader, bool from_defaults, std:
     AxisSpec axis{{*name, reader.pos(kv.first)}, {}, from_defaults};
     for (const auto& written : scalars(kv.second, reader, "axis values")) {
       try {
-        for (auto& v : axis_values(written.value)) axis.values.push_back({std::move(v), written.pos});
+        for (auto& v : axis_values(written.value, max_points)) axis.values.push_back({std::move(v), written.pos});
       } catch (const std::invalid_argument& e) {
         reader.problem(written.pos, e.what());
       }
@@ -176,7 +188,8 @@ AxisOverride parse_axis_override(const std::string& option) {
   AxisOverride out{"--axis " + option, option.substr(0, eq), {}};
   const auto values = option.substr(eq + 1);
   try {
-    if (values.find('(') != std::string::npos) out.values = axis_values(values);  // a generator has commas of its own
+    // A generator has commas of its own; the series' own max_points is checked when it expands.
+    if (values.find('(') != std::string::npos) out.values = axis_values(values, max_points_ceiling);
     else
       for (std::size_t start = 0; start <= values.size();) {
         const auto comma = std::min(values.find(',', start), values.size());
@@ -191,7 +204,7 @@ AxisOverride parse_axis_override(const std::string& option) {
 }
 
 std::vector<AxisPoint> expand(const ExperimentSpec& x, const Description& plugin, const std::vector<AxisOverride>& overrides,
-                              std::vector<util::Problem>& problems) {
+                              std::size_t max_points, std::vector<util::Problem>& problems) {
   const auto before = problems.size();
   std::vector<std::string> param_names;
   for (const auto& p : plugin.params) param_names.push_back(p.name);
@@ -285,10 +298,21 @@ std::vector<AxisPoint> expand(const ExperimentSpec& x, const Description& plugin
   }
   if (problems.size() != before) return {};
 
-  // The product: an odometer over the leaders, the last axis turning fastest.
+  // The product: an odometer over the leaders, the last axis turning fastest. Its size is known
+  // before it turns, so a product too large is refused before it is made.
   std::vector<std::size_t> leaders;
+  std::size_t product = 1;
   for (std::size_t i = 0; i < axes.size(); ++i)
-    if (leader[i] == i) leaders.push_back(i);
+    if (leader[i] == i) {
+      leaders.push_back(i);
+      product = values[i].size() > max_points / product ? max_points + 1 : product * values[i].size();
+    }
+  if (product > max_points) {
+    problems.push_back({axes.front().name.pos, fmt::format("the axes of {} combine into more than max_points ({}) points before exclusions; "
+                                                           "narrow them, or raise 'max_points' at the top of the series file (at most {})",
+                                                           x.name.value, max_points, max_points_ceiling)});
+    return {};
+  }
   std::vector<std::size_t> digit(axes.size(), 0);
   std::vector<AxisPoint> points;
   for (bool more = true; more;) {

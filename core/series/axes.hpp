@@ -19,10 +19,15 @@ namespace expr::series {
 // A point's axis values, in axis order.
 using AxisPoint = std::vector<std::pair<std::string, ParamValue>>;
 
+// The most points `max_points` may allow: each point is a worker process, so a million is days of
+// running already, and more would only make a hostile series expand for minutes before refusal.
+constexpr std::size_t max_points_ceiling = 1'000'000;
+
 // The values an axis entry stands for: "range(512, 8192, 512)" (start to stop inclusive, by step),
 // "pow2(256, 8192)" (the powers of two from start to stop), or the text itself. Throws
-// std::invalid_argument with the reason, also for a generator that yields nothing.
-std::vector<std::string> axis_values(const std::string& text);
+// std::invalid_argument with the reason, also for a generator that yields nothing, or more than
+// `limit` values (counted before any is made).
+std::vector<std::string> axis_values(const std::string& text, std::size_t limit);
 
 // What reading `axes:`, `zip:` and `exclude:` needs of the series reader (series.cpp), so that
 // their problems are placed, quoted and collected like every other problem of the file.
@@ -37,7 +42,8 @@ class NodeReader {
 };
 
 // Reading the `axes:`, `zip:` and `exclude:` keys; each reports its problems to `reader`.
-void read_axes(const YAML::Node& n, NodeReader& reader, bool from_defaults, std::vector<AxisSpec>& out);
+// A generator in `axes:` may expand to at most `max_points` values: a sweep of more is refused.
+void read_axes(const YAML::Node& n, NodeReader& reader, bool from_defaults, std::size_t max_points, std::vector<AxisSpec>& out);
 void read_zip(const YAML::Node& n, NodeReader& reader, std::vector<std::vector<Located<std::string>>>& out);
 void read_exclude(const YAML::Node& n, NodeReader& reader, std::vector<Exclusion>& out);
 
@@ -53,9 +59,11 @@ AxisOverride parse_axis_override(const std::string& option);
 
 // The points of one experiment in order: the cartesian product of its axes (a zip group counts as
 // one axis whose values move together), less the excluded points. One empty point when it has no
-// axes; none when there were problems, which are added at the file's places (or the option's).
+// axes; none when there were problems, which are added at the file's places (or the option's). A
+// product of more than `max_points` before exclusions is such a problem, found before any point is
+// made.
 std::vector<AxisPoint> expand(const ExperimentSpec& x, const Description& plugin, const std::vector<AxisOverride>& overrides,
-                              std::vector<util::Problem>& problems);
+                              std::size_t max_points, std::vector<util::Problem>& problems);
 
 // A point's identity: "sdpa[backend=flash,seq=2048]"; the family name alone when there are no axes.
 std::string identity(const std::string& family, const AxisPoint& point);

@@ -103,7 +103,7 @@ Plan plan(const Series& series, loader::PluginCatalog& plugins, const std::vecto
       for (const auto& o : overrides)
         for (const auto& spec : plugin->description().params)
           if (spec.name == o.name) overrides_used.insert(o.name);
-      auto points = expand(x, plugin->description(), overrides, problems);
+      auto points = expand(x, plugin->description(), overrides, series.max_points.value, problems);
       total += points.size();
       families.push_back({&x, std::move(plugin), std::move(points)});
     } catch (const loader::LoadError& err) {

@@ -111,6 +111,8 @@ class Reader final : public NodeReader {
  public:
   explicit Reader(std::shared_ptr<const util::SourceText> source) : source_(std::move(source)) {}
 
+  std::size_t max_points = Series{}.max_points.value;  // the series' own, once read: what one axis may expand to
+
   // Where the node starts; for a scalar on one line, marking its text, quotes included.
   util::SourcePos pos(const YAML::Node& n) const override {
     auto p = start(n);
@@ -353,7 +355,7 @@ class Reader final : public NodeReader {
 
   // `axes:`, `zip:` and `exclude:` of the defaults or an experiment (series/axes.hpp).
   void sweep(const YAML::Node& n, ExperimentSpec& x, bool from_defaults) {
-    if (n["axes"]) read_axes(n["axes"], *this, from_defaults, x.axes);
+    if (n["axes"]) read_axes(n["axes"], *this, from_defaults, max_points, x.axes);
     if (n["zip"]) read_zip(n["zip"], *this, x.zip);
     if (n["exclude"]) read_exclude(n["exclude"], *this, x.exclude);
   }
@@ -450,7 +452,8 @@ Series read(const std::filesystem::path& file) {
     else if (const auto it = scope["iterations"]; it && it.IsMap() && it["max_time"]) r.timeout_covers_timing(it["max_time"], x);
   };
   if (const auto m = root["max_points"])
-    s.max_points = {static_cast<std::size_t>(r.count(m, "max_points", 1, 100'000'000).value_or(10'000)), r.pos(m)};
+    s.max_points = {static_cast<std::size_t>(r.count(m, "max_points", 1, static_cast<int>(max_points_ceiling)).value_or(10'000)), r.pos(m)};
+  r.max_points = s.max_points.value;
 
   if (const auto g = root["gates"]) r.gates(g, s.gates);
 

@@ -162,6 +162,29 @@ TEST_CASE("sweep values and guesses of 200,000 digits are read by hand, not a cr
   CHECK(has(o, "series.yaml:7:1009: error: this guess is 200026 bytes long; the limit is 1000\n"));
 }
 
+TEST_CASE("sweeps of millions of points are refused before a point is made, whatever max_points allows") {
+  // The fuzzer's find: one range of 4 million values took more than 10 s to refuse.
+  auto o = validate("long_range", one_experiment("    axes:\n      size: range(0 ,8110001, 2)\n"));
+  INFO(o.all());
+  CHECK(o.exit_code == 2);
+  CHECK(has(o, "series.yaml:6:13: error: 'range(0 ,8110001, 2)' expands to 4055001 values, more than max_points (10000)"));
+  o = validate("whole_range", one_experiment("    axes:\n      size: range(-9223372036854775808, 9223372036854775807, 1)\n"));
+  CHECK(o.exit_code == 2);
+  CHECK(has(o, "expands to 2^64 values"));
+  // A range that ends next to the largest whole number takes its values without overflowing.
+  o = validate("range_at_the_edge", one_experiment("    axes:\n      size: range(9223372036854775800, 9223372036854775807, 5)\n"));
+  CHECK(o.exit_code == 0);
+  CHECK(has(o.out, "sums[size=9223372036854775800]\n  sums[size=9223372036854775805]\n"));
+  // Two axes within the limit each, whose product is not.
+  o = validate("product", one_experiment("    axes:\n      size: range(1, 6000, 1)\n      fault: [none, wrong_result]\n"));
+  CHECK(o.exit_code == 2);
+  CHECK(has(o, "the axes of sums combine into more than max_points (10000) points before exclusions"));
+  o = validate("ceiling", "max_points: 2000000\n" + one_experiment(""));
+  CHECK(o.exit_code == 2);
+  CHECK(has(o, "max_points"));
+  CHECK(has(o, "1000000"));
+}
+
 TEST_CASE("a series path that is a directory or missing says so") {
   const auto dir = e2e::scratch("hostile_paths");
   fs::create_directories(dir / "folder.yaml");

@@ -106,7 +106,7 @@ TEST_CASE("a sweep larger than max_points is refused with its count unless the l
   const auto refused = validate("big", quick + sweep);
   INFO(refused.all());
   CHECK(refused.exit_code == 2);
-  CHECK(has(refused.err, "the series expands to 10001 points, more than max_points (10000)"));
+  CHECK(has(refused.err, "'range(1, 10001, 1)' expands to 10001 values, more than max_points (10000)"));
   const auto raised = validate("big_raised", "max_points: 10001\n" + quick + sweep);
   CHECK(raised.exit_code == 0);
   CHECK(has(raised.out, "10001 experiments"));
