@@ -13,7 +13,7 @@
 #include <string>
 #include <utility>
 
-#include "cupti/log.hpp"
+#include "cupti/warn.hpp"
 
 namespace expr::cupti {
 

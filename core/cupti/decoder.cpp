@@ -13,7 +13,7 @@
 #include <tuple>
 #include <utility>
 
-#include "cupti/log.hpp"
+#include "cupti/warn.hpp"
 
 namespace expr::cupti {
 

@@ -14,7 +14,7 @@
 #include <cmath>
 #include <utility>
 
-#include "cupti/log.hpp"
+#include "cupti/warn.hpp"
 
 namespace expr::cupti {
 
@@ -36,16 +36,14 @@ std::string describe(CUptiResult result) {
   return *message ? fmt::format("{} ({})", name, message) : std::string(name);
 }
 
-// Logs the call and its result, a failure as a warning; a failure throws CountersUnavailable naming both.
+// Logs the call and its result; a failure throws CountersUnavailable naming both.
 void call(const char* function, CUptiResult result) {
-  say(result == CUPTI_SUCCESS ? log::Level::info : log::Level::warning, "counters: {}: {}", function, describe(result));
+  warn("counters: {}: {}", function, describe(result));
   if (result != CUPTI_SUCCESS) throw CountersUnavailable(fmt::format("{} failed: {}", function, describe(result)));
 }
 
 // The same for a call made while letting go, which must not throw.
-void call_quietly(const char* function, CUptiResult result) noexcept {
-  say(result == CUPTI_SUCCESS ? log::Level::info : log::Level::warning, "counters: {}: {}", function, describe(result));
-}
+void call_quietly(const char* function, CUptiResult result) noexcept { warn("counters: {}: {}", function, describe(result)); }
 
 const char* support(CUpti_Profiler_Support_Level level) {
   switch (level) {
@@ -64,7 +62,7 @@ void require_supported_device(int device) {
   call("cuptiProfilerDeviceSupported", cuptiProfilerDeviceSupported(&p));
   const auto summary = fmt::format("architecture {}, SLI {}, vGPU {}, confidential compute {}, CMP {}, WSL {}", support(p.architecture),
                                    support(p.sli), support(p.vGpu), support(p.confidentialCompute), support(p.cmp), support(p.wsl));
-  note("counters: device {}: {}", device, summary);
+  warn("counters: device {}: {}", device, summary);
   if (p.isSupported != CUPTI_PROFILER_CONFIGURATION_SUPPORTED)
     throw CountersUnavailable(fmt::format("CUPTI cannot profile device {}: {}", device, summary));
 }
@@ -138,7 +136,7 @@ RangeProfiler::RangeProfiler(int device, std::vector<std::string> metrics, std::
   auto chip = params<CUpti_Device_GetChipName_Params>(CUpti_Device_GetChipName_Params_STRUCT_SIZE);
   chip.deviceIndex = static_cast<std::size_t>(device);
   call("cuptiDeviceGetChipName", cuptiDeviceGetChipName(&chip));
-  note("counters: chip {}, metrics {}", chip.pChipName, fmt::join(metrics_, ", "));
+  warn("counters: chip {}, metrics {}", chip.pChipName, fmt::join(metrics_, ", "));
 
   // Which counters this device and driver expose to this process.
   std::vector<std::uint8_t> availability;
@@ -189,7 +187,7 @@ RangeProfiler::RangeProfiler(int device, std::vector<std::string> metrics, std::
     p.pConfigImage = s.config.data();
     call("cuptiProfilerHostGetNumOfPasses", cuptiProfilerHostGetNumOfPasses(&p));
     passes_ = static_cast<std::uint32_t>(p.numOfPasses);
-    note("counters: {} replay passes per kernel", passes_);
+    warn("counters: {} replay passes per kernel", passes_);
   }
   {
     auto p = params<CUpti_RangeProfiler_Enable_Params>(CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE);
@@ -250,7 +248,7 @@ CounterProfile RangeProfiler::stop() {
     p.pRangeProfilerObject = s.profiler;
     s.started = false;
     call("cuptiRangeProfilerStop", cuptiRangeProfilerStop(&p));
-    note("counters: all passes submitted: {}", p.isAllPassSubmitted ? "yes" : "no");
+    warn("counters: all passes submitted: {}", p.isAllPassSubmitted ? "yes" : "no");
     // Kernel replay runs every pass inside each launch; anything left means the ranges are partial.
     if (!p.isAllPassSubmitted) throw CountersUnavailable("cuptiRangeProfilerStop: not every replay pass was submitted");
   }
@@ -268,7 +266,7 @@ CounterProfile RangeProfiler::stop() {
     p.counterDataImageSize = s.counter_data.size();
     call("cuptiRangeProfilerGetCounterDataInfo", cuptiRangeProfilerGetCounterDataInfo(&p));
     ranges = p.numTotalRanges;
-    note("counters: {} ranges decoded", ranges);
+    warn("counters: {} ranges decoded", ranges);
   }
   auto names = pointers(metrics_);
   for (std::size_t i = 0; i < ranges; ++i) {
@@ -294,7 +292,7 @@ CounterProfile RangeProfiler::stop() {
     p.pMetricValues = range.values.data();
     const auto result = cuptiProfilerHostEvaluateToGpuValues(&p);
     if (result != CUPTI_SUCCESS || i == 0) call("cuptiProfilerHostEvaluateToGpuValues", result);
-    if (i == 0) note("counters: range '{}': {}", range.name, fmt::join(range.values, ", "));
+    if (i == 0) warn("counters: range '{}': {}", range.name, fmt::join(range.values, ", "));
     out.ranges.push_back(std::move(range));
   }
   return out;
