@@ -108,12 +108,13 @@ std::vector<std::string> axis_values(const std::string& text, std::size_t limit)
       // value is start + i * step, which never passes stop, so nothing overflows near its limits.
       const auto span = static_cast<std::uint64_t>(args[1]) - static_cast<std::uint64_t>(args[0]);
       const auto step = static_cast<std::uint64_t>(args[2]);
-      if (span / step >= limit)
+      const auto last = span / step;  // the values are i = 0 .. last
+      if (last >= limit)
         throw std::invalid_argument(fmt::format("'{}' expands to {} values, more than max_points ({}); narrow it, or raise 'max_points' "
                                                 "at the top of the series file (at most {})",
-                                                util::shortened(text), span / step < UINT64_MAX ? fmt::format("{}", span / step + 1) : std::string("2^64"),
+                                                util::shortened(text), last < UINT64_MAX ? fmt::format("{}", last + 1) : std::string("2^64"),
                                                 limit, max_points_ceiling));
-      for (std::uint64_t i = 0; i <= span / step; ++i)
+      for (std::uint64_t i = 0; i <= last; ++i)
         out.push_back(std::to_string(static_cast<std::int64_t>(static_cast<std::uint64_t>(args[0]) + i * step)));
     }
   } else {
