@@ -15,6 +15,11 @@
 
 namespace expr::cupti {
 
+std::string api_version() {
+  std::uint32_t version = 0;
+  return cuptiGetVersion(&version) == CUPTI_SUCCESS ? std::to_string(version) : "";
+}
+
 namespace {
 
 // CUPTI stamps every record with this clock (host-side records when they happen, device-side ones

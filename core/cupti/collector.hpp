@@ -20,6 +20,9 @@
 
 namespace expr::cupti {
 
+// The API version of the CUPTI library loaded (cuptiGetVersion), "" when it cannot say.
+std::string api_version();
+
 class ActivityApi;
 class Decoder;
 struct CompletedBuffer;

@@ -1,7 +1,6 @@
 #include "device/cuda.hpp"
 
 #include <cuda_runtime.h>
-#include <cupti.h>
 #include <fmt/format.h>
 
 #include <fstream>
@@ -69,8 +68,6 @@ std::map<std::string, std::string> environment(int device) {
   static const util::Regex kernel_module(R"(.*?Kernel Module\s+(?:for \S+\s+)?([0-9][0-9.]+).*)");
   if (std::getline(module, line))
     if (const auto m = kernel_module.full_match(line)) env["driver"] = std::string(*(*m)[1]);
-  std::uint32_t cupti = 0;
-  if (cuptiGetVersion(&cupti) == CUPTI_SUCCESS) env["cupti_api"] = std::to_string(cupti);
   cudaDeviceProp p{};
   if (cudaGetDeviceProperties(&p, device) == cudaSuccess) {
     env["gpu"] = p.name;

@@ -22,7 +22,9 @@ Availability probe();
 
 trace::DeviceProperties properties(int device);
 
-// GPU name, memory, driver, CUDA runtime and CUPTI versions, as strings for results.json.
+// GPU name, memory, driver and CUDA runtime versions, as strings for results.json. CUPTI's version
+// is cupti::api_version(), asked for apart: an experiment's worker reads this before its cold first
+// call, which must find nothing of the profiler in the process.
 std::map<std::string, std::string> environment(int device);
 
 void select(int device);

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "cupti/collector.hpp"
 #include "device/cuda.hpp"
 #include "outcome/measurement_json.hpp"
 #include "runner/cold_trace.hpp"
@@ -29,7 +30,9 @@ DeviceProbe probe_devices() {
         const auto a = cuda::probe();
         nlohmann::json j{{"type", "result"}, {"devices", a.devices}, {"unavailable", a.reason}};
         // The run's environment block names the first device; each experiment records its own.
-        j["environment"] = a.devices > 0 ? cuda::environment(0) : std::map<std::string, std::string>{};
+        auto environment = a.devices > 0 ? cuda::environment(0) : std::map<std::string, std::string>{};
+        if (a.devices > 0) environment["cupti_api"] = cupti::api_version();
+        j["environment"] = environment;
         channel.send(j);
       },
       {.name = "CUDA probe", .timeout_seconds = 30, .log_file = log});
