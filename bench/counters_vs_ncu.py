@@ -8,7 +8,9 @@
         10% relative or 2 percentage points, whichever is larger. Exit status 0 when every
         comparison passes, 1 when one does not, 2 when a side could not be measured at all.
         `--cache-control all` lets ncu flush every cache before each pass (its default) instead of
-        matching expr, to see which figures depend on what the caches hold.
+        matching expr, to see which figures depend on what the caches hold. ncu replays as expr did
+        (`replay` in results.json): kernel replay against expr's kernel replay, application replay
+        (the whole forward process once per pass) against expr's iteration replay.
     python3 bench/counters_vs_ncu.py cost ON_RUN_DIR OFF_RUN_DIR OFF_AGAIN_RUN_DIR
         the counters phase's cost per experiment (wall time, replay passes, kernels) and the timed
         figures with counters on against off: the difference of the medians, next to the noise
@@ -22,9 +24,11 @@
 Conditions. expr's counters phase asks CUPTI neither to lock clocks nor to flush caches: CUPTI's
 kernel replay runs each kernel as often as the metrics need, with the clocks wherever the GPU's
 boost puts them and the caches as the previous pass (and CUPTI's restore of the memory the kernel
-wrote) left them. ncu by default locks clocks to base and flushes
-every cache before each pass, so it runs here with `--clock-control none --cache-control none`,
-which matches expr. Both replay per kernel (`--replay-mode kernel`).
+wrote) left them; under iteration replay (`counters_replay: iteration`) the runner runs the whole
+iteration once per pass, so each kernel meets the caches as its own iteration leaves them and
+nothing is saved or restored. ncu by default locks clocks to base and flushes every cache before
+each pass, so it runs here with `--clock-control none --cache-control none`, which matches expr,
+and with `--replay-mode kernel` or `application` to match expr's replay.
 
 Everything that goes wrong is printed with what is needed to see why: expr's reason when its
 counters were not collected, with the CUPTI lines of the worker's log; ncu's command, exit status
@@ -110,20 +114,25 @@ def parse_ncu_csv(text, metrics):
     return kernels, None
 
 
-def run_ncu(ncu, experiment, metrics, out_dir, cache_control):
+NCU_REPLAY = {"kernel": "kernel", "iteration": "application"}  # expr's replay -> ncu's
+
+
+def run_ncu(ncu, experiment, metrics, out_dir, cache_control, replay):
     spec = os.path.join(out_dir, f"{experiment['name']}.experiment.json")
     with open(spec, "w") as f:
         json.dump(experiment, f)
-    command = [ncu, "--metrics", ",".join(metrics), "--clock-control", "none", "--cache-control", cache_control, "--replay-mode", "kernel",
+    command = [ncu, "--metrics", ",".join(metrics), "--clock-control", "none", "--cache-control", cache_control, "--replay-mode", NCU_REPLAY[replay],
                "--nvtx", "--nvtx-include", f"{NVTX_RANGE}/", "--target-processes", "all", "--csv", "--page", "raw",
                sys.executable, os.path.abspath(__file__), "forward", spec]
     print("   $", " ".join(command), flush=True)
+    # Application replay starts the Python process once per pass.
+    limit = 90 if replay == "kernel" else 400
     try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=90)
+        done = subprocess.run(command, capture_output=True, text=True, timeout=limit)
     except subprocess.TimeoutExpired as e:
         text = lambda x: x.decode(errors="replace") if isinstance(x, bytes) else (x or "")
         output = text(e.stdout) + text(e.stderr)
-        return None, "ncu did not finish within 90 s; its output ends:\n      " + "\n      ".join(output.strip().splitlines()[-25:])
+        return None, f"ncu did not finish within {limit} s; its output ends:\n      " + "\n      ".join(output.strip().splitlines()[-25:])
     with open(os.path.join(out_dir, f"{experiment['name']}.ncu.txt"), "w") as f:
         f.write(done.stdout + "\n--- stderr ---\n" + done.stderr)
     kernels, problem = parse_ncu_csv(done.stdout, metrics)
@@ -139,7 +148,7 @@ def compare(run_dir, out_dir, names, cache_control):
         results = json.load(f)
     ncu = find_ncu()
     print(f"ncu: {ncu or 'not found (PATH, /usr/local/cuda/bin, /opt/nvidia/nsight-compute)'}")
-    rows, problems = [], []
+    rows, problems, replays = [], [], set()
     for name in names:
         experiment = next((e for e in results["experiments"] if e["name"] == name), None)
         print(f"== {name}", flush=True)
@@ -152,13 +161,15 @@ def compare(run_dir, out_dir, names, cache_control):
             problems.append(f"{name}: expr collected no counters ({counters.get('state') if counters else 'none'}): {reason}")
             print("   expr's worker log, CUPTI lines:\n      " + "\n      ".join(worker_cupti_lines(run_dir, name)[-40:]))
             continue
-        print(f"   expr: {len(counters['kernels'])} kernels, {counters['replay_passes']} passes, "
+        replay = counters.get("replay", "kernel")  # runs recorded before the choice used kernel replay
+        replays.add(NCU_REPLAY[replay])
+        print(f"   expr: {len(counters['kernels'])} kernels, {counters['replay_passes']} passes ({replay} replay), "
               f"phase {counters['wall_ns'] / 1e6:.1f} ms")
         if not ncu:
             problems.append(f"{name}: no ncu to compare with")
             continue
         metrics = counters["metrics"]
-        theirs, problem = run_ncu(ncu, experiment, metrics, out_dir, cache_control)
+        theirs, problem = run_ncu(ncu, experiment, metrics, out_dir, cache_control, replay)
         if problem:
             problems.append(f"{name}: {problem}")
             continue
@@ -174,7 +185,7 @@ def compare(run_dir, out_dir, names, cache_control):
                 rows.append({"experiment": name, "kernel": mine["name"], "ncu_kernel": other["name"], "metric": m, "expr": a, "ncu": b,
                              "difference_pp": None if a is None or b is None else a - b,
                              "relative": None if a is None or b is None or b == 0 else (a - b) / b, "pass": ok})
-    write_table(out_dir, rows, problems, cache_control)
+    write_table(out_dir, rows, problems, cache_control, "/".join(sorted(replays)) or "kernel")
     if problems:
         return 2
     return 0 if rows and all(r["pass"] for r in rows) else 1
@@ -215,10 +226,10 @@ def short(name, width=48):
     return name if len(name) <= width else name[:width - 1] + "…"
 
 
-def write_table(out_dir, rows, problems, cache_control):
+def write_table(out_dir, rows, problems, cache_control, replay):
     number = lambda v, fmt: "—" if v is None else fmt.format(v)
     lines = [f"Within {RELATIVE:.0%} relative or {ABSOLUTE_PP:g} percentage points, whichever is larger "
-             f"(ncu --clock-control none --cache-control {cache_control} --replay-mode kernel).", "",
+             f"(ncu --clock-control none --cache-control {cache_control} --replay-mode {replay}).", "",
              "| experiment | kernel | metric | expr % | ncu % | difference (pp) | relative | pass |", "|---|---|---|---|---|---|---|---|"]
     for r in rows:
         lines.append(f"| {r['experiment']} | {short(r['kernel'])} | {r['metric']} | {number(r['expr'], '{:.2f}')} | {number(r['ncu'], '{:.2f}')} | "

@@ -292,8 +292,9 @@ Outcome counter_figure(const trace::Trace& t, const std::vector<const trace::Ker
   if (values.empty())
     return Unavailable{fmt::format("no launch of this kernel in traced iteration {} carries a value of {}", c.iteration, metric.nsight)};
   o.value = Quantity{mean(values) / 100, dimensionless, Display::percent};
-  o.evidence += fmt::format("; {} {:.1f}% ({}), mean of {} launch{} of iteration {}, {} replay passes per kernel", metric.field,
-                            mean(values), metric.nsight, values.size(), values.size() == 1 ? "" : "es", c.iteration, c.passes);
+  o.evidence += fmt::format("; {} {:.1f}% ({}), mean of {} launch{} of iteration {}, {} replay passes ({} replay)",
+                            metric.field, mean(values), metric.nsight, values.size(), values.size() == 1 ? "" : "es", c.iteration, c.passes,
+                            trace::to_string(c.replay));
   return o;
 }
 

@@ -121,8 +121,8 @@ struct RangeProfiler::Session {
   }
 };
 
-RangeProfiler::RangeProfiler(int device, std::vector<std::string> metrics, std::size_t max_ranges)
-    : session_(std::make_unique<Session>()), metrics_(std::move(metrics)) {
+RangeProfiler::RangeProfiler(int device, std::vector<std::string> metrics, std::size_t max_ranges, trace::CounterReplay replay)
+    : session_(std::make_unique<Session>()), metrics_(std::move(metrics)), replay_(replay) {
   auto& s = *session_;
   const auto names = pointers(metrics_);
   {
@@ -187,7 +187,7 @@ RangeProfiler::RangeProfiler(int device, std::vector<std::string> metrics, std::
     p.pConfigImage = s.config.data();
     call("cuptiProfilerHostGetNumOfPasses", cuptiProfilerHostGetNumOfPasses(&p));
     passes_ = static_cast<std::uint32_t>(p.numOfPasses);
-    warn("counters: {} replay passes per kernel", passes_);
+    warn("counters: {} replay passes, {} replay", passes_, trace::to_string(replay_));
   }
   {
     auto p = params<CUpti_RangeProfiler_Enable_Params>(CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE);
@@ -220,7 +220,7 @@ RangeProfiler::RangeProfiler(int device, std::vector<std::string> metrics, std::
     p.counterDataImageSize = s.counter_data.size();
     p.pCounterDataImage = s.counter_data.data();
     p.range = CUPTI_AutoRange;
-    p.replayMode = CUPTI_KernelReplay;
+    p.replayMode = replay_ == trace::CounterReplay::kernel ? CUPTI_KernelReplay : CUPTI_UserReplay;
     p.maxRangesPerPass = max_ranges;
     p.numNestingLevels = 1;
     p.minNestingLevel = 1;
@@ -232,25 +232,30 @@ RangeProfiler::RangeProfiler(int device, std::vector<std::string> metrics, std::
 
 RangeProfiler::~RangeProfiler() = default;
 
-void RangeProfiler::start() {
-  auto p = params<CUpti_RangeProfiler_Start_Params>(CUpti_RangeProfiler_Start_Params_STRUCT_SIZE);
-  p.pRangeProfilerObject = session_->profiler;
-  call("cuptiRangeProfilerStart", cuptiRangeProfilerStart(&p));
-  session_->started = true;
-}
-
-CounterProfile RangeProfiler::stop() {
+CounterProfile RangeProfiler::profile(const std::function<void()>& work) {
   auto& s = *session_;
   CounterProfile out;
   out.passes = passes_;
-  {
+  // Kernel replay takes every pass inside the one run of `work`; iteration replay one pass a run,
+  // and CUPTI says after each whether it has them all.
+  const std::uint32_t runs = replay_ == trace::CounterReplay::kernel ? 1 : passes_;
+  for (std::uint32_t run = 1;; ++run) {
+    {
+      auto p = params<CUpti_RangeProfiler_Start_Params>(CUpti_RangeProfiler_Start_Params_STRUCT_SIZE);
+      p.pRangeProfilerObject = s.profiler;
+      call("cuptiRangeProfilerStart", cuptiRangeProfilerStart(&p));
+      s.started = true;
+    }
+    work();
     auto p = params<CUpti_RangeProfiler_Stop_Params>(CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE);
     p.pRangeProfilerObject = s.profiler;
     s.started = false;
     call("cuptiRangeProfilerStop", cuptiRangeProfilerStop(&p));
-    warn("counters: all passes submitted: {}", p.isAllPassSubmitted ? "yes" : "no");
-    // Kernel replay runs every pass inside each launch; anything left means the ranges are partial.
-    if (!p.isAllPassSubmitted) throw CountersUnavailable("cuptiRangeProfilerStop: not every replay pass was submitted");
+    warn("counters: run {} of the work, all passes submitted: {}", run, p.isAllPassSubmitted ? "yes" : "no");
+    if (p.isAllPassSubmitted) break;
+    if (run >= runs)
+      throw CountersUnavailable(fmt::format("cuptiRangeProfilerStop: {} replay passes were needed, and {} run{} of the work did not submit them all",
+                                            passes_, run, run == 1 ? "" : "s"));
   }
   {
     auto p = params<CUpti_RangeProfiler_DecodeData_Params>(CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE);

@@ -1,8 +1,9 @@
 // The thin layer over CUPTI's range profiler and profiler host APIs (CUDA 12.6+), and the only code
 // that drives them: hardware counters of every kernel launched between start() and stop(), one
-// range per launch (auto ranges), each kernel replayed by CUPTI as many times as the metrics need
-// (kernel replay: CUPTI saves and restores the memory the kernel writes between passes). What the
-// ranges mean is trace::join_counters' business (trace/counters.hpp).
+// range per launch (auto ranges), over as many passes as the metrics need: CUPTI replays each kernel
+// (kernel replay: it saves and restores the memory the kernel writes between passes), or the caller
+// runs its work once per pass (iteration replay: CUPTI's user replay). What the ranges mean is
+// trace::join_counters' business (trace/counters.hpp).
 //
 // Every CUPTI call is written to the worker's log with its result (of the calls made per range,
 // those for the first range and any that fail), so a failure on a GPU machine can be read from the
@@ -16,6 +17,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -31,30 +33,31 @@ struct CountersUnavailable : std::runtime_error {
 
 struct CounterProfile {
   std::vector<trace::CounterRange> ranges;  // in launch order
-  std::uint32_t passes = 0;                 // replay passes per kernel
+  std::uint32_t passes = 0;                 // replay passes the metrics needed
   std::size_t dropped_ranges = 0;           // launches beyond max_ranges, not measured
 };
 
 class RangeProfiler final {
  public:
   // Sets the profiler up on the current CUDA context of `device` (a runtime device index) for
-  // `metrics` (Nsight Compute names) and up to `max_ranges` kernel launches. Throws
-  // CountersUnavailable when CUPTI refuses.
-  RangeProfiler(int device, std::vector<std::string> metrics, std::size_t max_ranges);
+  // `metrics` (Nsight Compute names) and up to `max_ranges` kernel launches, replayed as `replay`
+  // says. Throws CountersUnavailable when CUPTI refuses.
+  RangeProfiler(int device, std::vector<std::string> metrics, std::size_t max_ranges, trace::CounterReplay replay);
   ~RangeProfiler();  // disables the profiler and lets CUPTI go; never throws
   RangeProfiler(const RangeProfiler&) = delete;
   RangeProfiler& operator=(const RangeProfiler&) = delete;
 
   std::uint32_t passes() const { return passes_; }
-  void start();
-  // Stops profiling (the device must be done with the profiled work: the caller synchronizes) and
-  // decodes every range's values.
-  CounterProfile stop();
+  // Profiles the kernels `work` launches and decodes every range's values. `work` returns when the
+  // device is done with them; it runs once under kernel replay and once per pass under iteration
+  // replay, and must launch the same kernels each time.
+  CounterProfile profile(const std::function<void()>& work);
 
  private:
   struct Session;  // CUPTI's objects and images (range_profiler.cpp)
   std::unique_ptr<Session> session_;
   std::vector<std::string> metrics_;
+  trace::CounterReplay replay_;
   std::uint32_t passes_ = 0;
 };
 

@@ -56,7 +56,7 @@ json counters_summary(const trace::Trace& t) {
       kernels.push_back({{"name", t.strings[k.name]}, {"duration_ns", k.duration()}, {"values", std::move(values)}});
     }
   return {{"state", trace::to_string(c.state)}, {"reason", c.reason},          {"metrics", c.metrics},
-          {"iteration", c.iteration},           {"replay_passes", c.passes},   {"ranges", c.ranges},
+          {"iteration", c.iteration},           {"replay", trace::to_string(c.replay)}, {"replay_passes", c.passes},   {"ranges", c.ranges},
           {"wall_ns", c.wall},                  {"kernels", std::move(kernels)}};
 }
 

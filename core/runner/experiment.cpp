@@ -327,9 +327,9 @@ class Session {
     }
   }
 
-  // The counters phase: one more iteration under CUPTI's range profiler, each kernel replayed for
-  // the metrics, its values joined to the kernels of the last traced iteration. Never during the
-  // timed runs, and never with the Activity API on. A refusal by CUPTI is recorded in the trace as
+  // The counters phase: one more iteration under CUPTI's range profiler (one per pass under
+  // iteration replay), its values joined to the kernels of the last traced iteration. Never during
+  // the timed runs, and never with the Activity API on. A refusal by CUPTI is recorded in the trace as
   // the reason, and the experiment goes on; a failure of the plugin's run() fails this phase.
   bool counters_wanted() const { return plan_.counters.on && cuda_ && plan_.iterations.traced > 0; }
 
@@ -347,17 +347,19 @@ class Session {
                               trace_.collection.device_unavailable));
     } else {
       const auto kernels = trace::kernels_in_launch_order(trace_, last).size();
-      progress("counters", fmt::format("{} metrics over one iteration of {} kernels, kernel replay", plan_.counters.metrics.size(), kernels));
+      c.replay = plan_.counters.replay;
+      progress("counters", fmt::format("{} metrics over one iteration of {} kernels, {} replay", plan_.counters.metrics.size(), kernels,
+                                       trace::to_string(c.replay)));
       try {
         c.metrics = plan_.counters.metrics;
         // Room for twice the traced iteration's launches: a join then fails with the real count.
-        cupti::RangeProfiler profiler(placement_.index, c.metrics, 2 * kernels + 16);
+        cupti::RangeProfiler profiler(placement_.index, c.metrics, 2 * kernels + 16, c.replay);
         c.passes = profiler.passes();
         ctx_.entering("run()");
-        profiler.start();
-        plugin_->run(ctx_);
-        sync();
-        const auto profile = profiler.stop();
+        const auto profile = profiler.profile([&] {
+          plugin_->run(ctx_);
+          sync();
+        });
         if (profile.dropped_ranges > 0)
           unavailable(fmt::format("CUPTI dropped {} of the counters iteration's kernel ranges", profile.dropped_ranges));
         else if (auto problem = trace::join_counters(trace_, last, profile.ranges); !problem.empty())

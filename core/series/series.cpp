@@ -220,10 +220,11 @@ class Reader final : public NodeReader {
 
   // on, off, or a list of metrics: the names guesses read (achieved_occupancy, ...) or raw Nsight
   // Compute names (sm__cycles_active.avg), which CUPTI checks against the device when it runs.
-  std::optional<CounterChoice> counters(const YAML::Node& n) {
+  // `c` is the choice so far: its replay stays.
+  std::optional<CounterChoice> counters(const YAML::Node& n, CounterChoice c) {
     std::vector<std::string> fields;
     for (const auto& m : trace::counter_metrics) fields.emplace_back(m.field);
-    CounterChoice c;
+    c.metrics.clear();
     if (n.IsScalar()) {
       bool on = false;
       if (!YAML::convert<bool>::decode(n, on)) {
@@ -267,6 +268,15 @@ class Reader final : public NodeReader {
     if (!ok) return std::nullopt;
     c.on = true;
     return c;
+  }
+
+  std::optional<trace::CounterReplay> counters_replay(const YAML::Node& n) {
+    const auto s = string(n, "counters_replay");
+    if (!s) return std::nullopt;
+    if (const auto replay = trace::counter_replay_from(*s)) return replay;
+    problem(n, fmt::format("counters_replay must be kernel or iteration, not '{}'{}", util::shortened(*s),
+                           util::did_you_mean(*s, {"kernel", "iteration"})));
+    return std::nullopt;
   }
 
   std::optional<DeviceChoice> device(const YAML::Node& n) {
@@ -396,10 +406,12 @@ std::string read_text(const std::filesystem::path& file) {
   return text;
 }
 const std::vector<std::string> top_keys{"series", "description", "plugin_path", "defaults", "experiments", "max_points", "gates"};
-const std::vector<std::string> default_keys{"device", "params", "iterations", "timeout", "memory", "counters", "expect", "axes", "zip", "exclude"};
-const std::vector<std::string> experiment_keys{"name",   "plugin",   "description", "device",         "params", "iterations",
-                                               "timeout", "memory",  "counters",    "expect",         "plugin_guesses", "axes",
-                                               "zip",     "exclude", "sweep_expect"};
+const std::vector<std::string> default_keys{"device",          "params", "iterations", "timeout", "memory", "counters",
+                                            "counters_replay", "expect", "axes",       "zip",     "exclude"};
+const std::vector<std::string> experiment_keys{"name",     "plugin",          "description", "device",         "params",
+                                               "iterations", "timeout",       "memory",      "counters",       "counters_replay",
+                                               "expect",   "plugin_guesses",  "axes",        "zip",            "exclude",
+                                               "sweep_expect"};
 
 // Checked by hand: a letter, then letters, digits and underscores.
 bool is_identifier(std::string_view s) {
@@ -467,7 +479,8 @@ Series read(const std::filesystem::path& file) {
     if (d["iterations"]) r.iterations(d["iterations"], defaults.iterations);
     if (d["timeout"]) defaults.timeout = r.number(d["timeout"], "timeout", true, 0.001, 86400).value_or(defaults.timeout);
     if (d["memory"]) defaults.memory = r.bytes(d["memory"], "memory");
-    if (d["counters"]) defaults.counters = r.counters(d["counters"]).value_or(defaults.counters);
+    if (d["counters"]) defaults.counters = r.counters(d["counters"], defaults.counters).value_or(defaults.counters);
+    if (d["counters_replay"]) defaults.counters.replay = r.counters_replay(d["counters_replay"]).value_or(defaults.counters.replay);
     check_timeout(d, defaults);
     if (d["expect"]) r.guesses(d["expect"], defaults.guesses);  // checked for every experiment
     r.sweep(d, defaults, true);
@@ -503,7 +516,8 @@ Series read(const std::filesystem::path& file) {
       if (e["iterations"]) r.iterations(e["iterations"], x.iterations);
       if (e["timeout"]) x.timeout = r.number(e["timeout"], "timeout", true, 0.001, 86400).value_or(x.timeout);
       if (e["memory"]) x.memory = r.bytes(e["memory"], "memory");
-      if (e["counters"]) x.counters = r.counters(e["counters"]).value_or(x.counters);
+      if (e["counters"]) x.counters = r.counters(e["counters"], x.counters).value_or(x.counters);
+      if (e["counters_replay"]) x.counters.replay = r.counters_replay(e["counters_replay"]).value_or(x.counters.replay);
       check_timeout(e, x);
       if (e["plugin_guesses"]) x.plugin_guesses = r.boolean(e["plugin_guesses"], "plugin_guesses").value_or(true);
       if (e["expect"]) r.guesses(e["expect"], x.guesses);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "outcome/measurement.hpp"
+#include "trace/trace.hpp"
 #include "util/source.hpp"
 
 namespace expr::series {
@@ -74,6 +75,7 @@ struct Exclusion {
 struct CounterChoice {
   bool on = false;
   std::vector<std::string> metrics;  // Nsight Compute names; `on` means trace::counter_metrics
+  trace::CounterReplay replay = trace::CounterReplay::iteration;  // `counters_replay:`
 };
 
 struct ExperimentSpec {

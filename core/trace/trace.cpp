@@ -30,6 +30,18 @@ CopyKind copy_kind_from(std::string_view name) {
 }
 
 namespace {
+constexpr std::array<std::string_view, 2> counter_replay_names{"kernel", "iteration"};
+}
+
+std::string_view to_string(CounterReplay replay) { return counter_replay_names[static_cast<std::size_t>(replay)]; }
+
+std::optional<CounterReplay> counter_replay_from(std::string_view name) {
+  for (std::size_t i = 0; i < counter_replay_names.size(); ++i)
+    if (counter_replay_names[i] == name) return static_cast<CounterReplay>(i);
+  return std::nullopt;
+}
+
+namespace {
 constexpr std::array<std::string_view, 4> counter_state_names{"not_taken", "off", "unavailable", "collected"};
 }
 

@@ -264,7 +264,7 @@ json counters_json(const Trace& t) {
     values.push_back(std::move(row));
   }
   return {{"state", to_string(c.state)}, {"reason", c.reason},   {"metrics", c.metrics}, {"iteration", c.iteration},
-          {"passes", c.passes},          {"ranges", c.ranges},   {"wall_ns", c.wall},    {"values", std::move(values)}};
+          {"replay", to_string(c.replay)}, {"passes", c.passes},          {"ranges", c.ranges},   {"wall_ns", c.wall},    {"values", std::move(values)}};
 }
 
 void read_counters(const json& j, Trace& t) {
@@ -275,6 +275,12 @@ void read_counters(const json& j, Trace& t) {
   c.reason = j.at("reason");
   c.metrics = j.at("metrics").get<std::vector<std::string>>();
   c.iteration = whole<std::int32_t>(j.at("iteration"), "counters iteration");
+  // Traces written before there was a choice were all taken with kernel replay.
+  if (const auto r = j.find("replay"); r != j.end()) {
+    const auto replay = r->is_string() ? counter_replay_from(r->get<std::string>()) : std::nullopt;
+    if (!replay) throw std::runtime_error(fmt::format("counters: unknown replay {}", r->dump()));
+    c.replay = *replay;
+  }
   c.passes = whole<std::uint32_t>(j.at("passes"), "counters passes");
   c.ranges = whole<std::uint32_t>(j.at("ranges"), "counters ranges");
   c.wall = whole<Ns>(j.at("wall_ns"), "counters wall_ns");

@@ -146,6 +146,7 @@ TEST_CASE("counters survive the native trace file") {
   auto t = two_iterations();
   REQUIRE(trace::join_counters(t, 1, ranges(3)) == "");
   t.counters.state = trace::CounterCollection::State::collected;
+  t.counters.replay = trace::CounterReplay::kernel;
   t.counters.passes = 11;
   t.counters.wall = 123456789;
   t.kernels[trace::kernels_in_launch_order(t, 1)[2]].counters[1] = std::nan("");  // a value CUPTI could not evaluate
@@ -156,6 +157,7 @@ TEST_CASE("counters survive the native trace file") {
   CHECK(back.counters.state == trace::CounterCollection::State::collected);
   CHECK(back.counters.metrics == t.counters.metrics);
   CHECK(back.counters.iteration == 1);
+  CHECK(back.counters.replay == trace::CounterReplay::kernel);
   CHECK(back.counters.passes == 11);
   CHECK(back.counters.wall == 123456789);
   const auto order = trace::kernels_in_launch_order(back, 1);
@@ -229,6 +231,24 @@ TEST_CASE("counters: on, off or a list of metrics, in the defaults and per exper
         std::vector<std::string>{"sm__warps_active.avg.pct_of_peak_sustained_active", "sm__cycles_active.avg"});
 }
 
+TEST_CASE("counters_replay: iteration unless the defaults or the experiment say kernel, and a per-experiment counters: keeps it") {
+  const auto file = series_file("replay",
+                                "series: x\n"
+                                "defaults:\n"
+                                "  counters_replay: kernel\n"
+                                "experiments:\n"
+                                "  - name: a\n    plugin: p\n    counters: [dram_throughput]\n"
+                                "  - name: b\n    plugin: p\n    counters: on\n    counters_replay: iteration\n");
+  const auto s = series::read(file);
+  fs::remove(file);
+  REQUIRE(s.experiments.size() == 2);
+  CHECK(s.experiments[0].counters.replay == trace::CounterReplay::kernel);
+  CHECK(s.experiments[1].counters.replay == trace::CounterReplay::iteration);
+  const auto plain = series_file("replay_default", "series: x\nexperiments:\n  - name: a\n    plugin: p\n    counters: on\n");
+  CHECK(series::read(plain).experiments[0].counters.replay == trace::CounterReplay::iteration);
+  fs::remove(plain);
+}
+
 TEST_CASE("a bad counters setting is reported where it was written") {
   const auto problems = [](const std::string& name, const std::string& value) {
     const auto file = series_file(name, "series: x\nexperiments:\n  - name: a\n    plugin: p\n    counters: " + value + "\n");
@@ -251,6 +271,15 @@ TEST_CASE("a bad counters setting is reported where it was written") {
   REQUIRE(twice.size() == 1);
   CHECK(twice[0].find("listed twice") != std::string::npos);
   CHECK(problems("empty", "[]").size() == 1);
+  const auto replay = series_file("bad_replay", "series: x\nexperiments:\n  - name: a\n    plugin: p\n    counters_replay: kernels\n");
+  std::string message;
+  try {
+    series::read(replay);
+  } catch (const util::InputError& e) {
+    for (const auto& p : e.problems()) message += fmt::format("{}:{}: {}", p.pos.line, p.pos.column, p.message);
+  }
+  fs::remove(replay);
+  CHECK(message == "5:22: counters_replay must be kernel or iteration, not 'kernels'; did you mean 'kernel'?");
 }
 
 TEST_CASE("the Chrome trace's kernel args carry the counters of measured launches") {
