@@ -70,8 +70,8 @@ struct Exclusion {
   std::vector<std::pair<Located<std::string>, std::vector<Located<std::string>>>> conditions;
 };
 
-// `counters:`: the hardware-counter phase (runner/experiment.hpp). Off unless asked for: it
-// replays every kernel of one iteration several times.
+// `counters:` and `counters_replay:`: the hardware-counter phase (runner/experiment.hpp). Off
+// unless asked for: it takes several passes over one iteration's kernels.
 struct CounterChoice {
   bool on = false;
   std::vector<std::string> metrics;  // Nsight Compute names; `on` means trace::counter_metrics

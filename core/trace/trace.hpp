@@ -193,7 +193,7 @@ struct CounterCollection {
   CounterReplay replay = CounterReplay::kernel;
   std::uint32_t passes = 0;          // replay passes the metrics needed (per kernel, or iterations run)
   std::uint32_t ranges = 0;          // kernel launches the profiler measured
-  Ns wall = 0;                       // the phase's wall time: set-up, the replayed iteration, decoding
+  Ns wall = 0;                       // the phase's wall time: set-up, the passes, decoding
 };
 std::string_view to_string(CounterCollection::State state);
 std::optional<CounterCollection::State> counter_state_from(std::string_view name);
