@@ -1,9 +1,9 @@
 // The thin layer over CUPTI's range profiler and profiler host APIs (CUDA 12.6+), and the only code
-// that drives them: hardware counters of every kernel launched between start() and stop(), one
-// range per launch (auto ranges), over as many passes as the metrics need: CUPTI replays each kernel
-// (kernel replay: it saves and restores the memory the kernel writes between passes), or the caller
-// runs its work once per pass (iteration replay: CUPTI's user replay). What the ranges mean is
-// trace::join_counters' business (trace/counters.hpp).
+// that drives them: hardware counters of every kernel the profiled work launches, one range per
+// launch (auto ranges), over as many passes as the metrics need: CUPTI replays each kernel (kernel
+// replay: it saves and restores the memory the kernel writes between passes), or the work runs once
+// per pass (iteration replay: CUPTI's user replay). What the ranges mean is trace::join_counters'
+// business (trace/counters.hpp).
 //
 // Every CUPTI call is written to the worker's log with its result (of the calls made per range,
 // those for the first range and any that fail), so a failure on a GPU machine can be read from the

@@ -329,8 +329,8 @@ class Session {
 
   // The counters phase: one more iteration under CUPTI's range profiler (one per pass under
   // iteration replay), its values joined to the kernels of the last traced iteration. Never during
-  // the timed runs, and never with the Activity API on. A refusal by CUPTI is recorded in the trace as
-  // the reason, and the experiment goes on; a failure of the plugin's run() fails this phase.
+  // the timed runs, and never with the Activity API on. A refusal by CUPTI is recorded in the trace
+  // as the reason, and the experiment goes on; a failure of the plugin's run() fails this phase.
   bool counters_wanted() const { return plan_.counters.on && cuda_ && plan_.iterations.traced > 0; }
 
   void count(const std::filesystem::path& trace_file) {

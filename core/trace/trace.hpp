@@ -170,18 +170,18 @@ struct Distributed {
   int rank = 0;
   int world_size = 1;
 };
-// The counters phase (runner/experiment.hpp): hardware counters of every kernel launch of one
-// iteration, taken by CUPTI's range profiler after the traced iterations and joined to the kernels
-// of the last traced one (trace/counters.hpp).
-// How the metrics' several passes are taken. kernel: CUPTI replays each kernel inside the one
-// counted iteration, saving and restoring the memory the kernel writes between passes. iteration:
-// the runner runs the whole iteration once per pass, so each kernel meets the caches as the rest of
-// its iteration leaves them, and nothing is saved or restored (run() must be repeatable, as the
-// timed runs already require).
+// How the counters phase takes the metrics' several passes. kernel: CUPTI replays each kernel
+// inside the one counted iteration, saving and restoring the memory the kernel writes between
+// passes. iteration: the runner runs the whole iteration once per pass, so each kernel meets the
+// caches as the rest of its iteration leaves them, and nothing is saved or restored (run() must be
+// repeatable, as the timed runs already require).
 enum class CounterReplay : std::uint8_t { kernel, iteration };
 std::string_view to_string(CounterReplay replay);
 std::optional<CounterReplay> counter_replay_from(std::string_view name);
 
+// The counters phase (runner/experiment.hpp): hardware counters of every kernel launch of one
+// iteration, taken by CUPTI's range profiler after the traced iterations and joined to the kernels
+// of the last traced one (trace/counters.hpp).
 struct CounterCollection {
   // not_taken: the phase did not run (a trace recorded before it existed, a cpu run, no traced
   // iteration); off: the series turned counters off; unavailable: CUPTI refused or failed.
@@ -190,7 +190,7 @@ struct CounterCollection {
   std::string reason;                // why not, when not_taken or unavailable
   std::vector<std::string> metrics;  // Nsight Compute metric names, in the order of Kernel::counters
   std::int32_t iteration = none;     // the traced iteration whose kernels carry the values
-  CounterReplay replay = CounterReplay::kernel;
+  CounterReplay replay = CounterReplay::kernel;  // what traces from before the choice used
   std::uint32_t passes = 0;          // replay passes the metrics needed (per kernel, or iterations run)
   std::uint32_t ranges = 0;          // kernel launches the profiler measured
   Ns wall = 0;                       // the phase's wall time: set-up, the passes, decoding
