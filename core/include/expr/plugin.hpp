@@ -14,11 +14,12 @@
 //   EXPR_PLUGIN(Copy)
 //
 // One worker calls, in order: setup(), run() once as the cold first call (timed, tracing off),
-// verify(), run() for warm-up, timing and tracing, teardown(). The rule that keeps the first call
-// cold: setup must not run the measured work. Whatever run() initialises lazily on its first call
-// (a cuBLAS handle and workspace, cuDNN's plan for a shape, a kernel module, a thread pool) is
-// part of what the first call measures; setup() that runs the work, or a reference computed with
-// the same libraries on the same device, would do it untimed and leave a warm call to measure.
+// verify(), run() for warm-up, timing and tracing (and, with hardware counters on, once per counter
+// pass: run() must be repeatable), teardown(). The rule that keeps the first call cold: setup must
+// not run the measured work. Whatever run() initialises lazily on its first call (a cuBLAS handle
+// and workspace, cuDNN's plan for a shape, a kernel module, a thread pool) is part of what the
+// first call measures; setup() that runs the work, or a reference computed with the same libraries
+// on the same device, would do it untimed and leave a warm call to measure.
 // So correctness is checked after the first call, in verify(), on the first call's own output.
 // The runner enforces what it can without costing the timed calls anything: report_correctness
 // is refused outside verify(), and a trace hook may watch setup (TraceHook::seen_in_setup).
