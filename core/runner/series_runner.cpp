@@ -30,8 +30,11 @@ DeviceProbe probe_devices() {
         const auto a = cuda::probe();
         nlohmann::json j{{"type", "result"}, {"devices", a.devices}, {"unavailable", a.reason}};
         // The run's environment block names the first device; each experiment records its own.
-        auto environment = a.devices > 0 ? cuda::environment(0) : std::map<std::string, std::string>{};
-        if (a.devices > 0) environment["cupti_api"] = cupti::api_version();
+        std::map<std::string, std::string> environment;
+        if (a.devices > 0) {
+          environment = cuda::environment(0);
+          environment["cupti_api"] = cupti::api_version();
+        }
         j["environment"] = environment;
         channel.send(j);
       },

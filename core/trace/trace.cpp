@@ -30,27 +30,26 @@ CopyKind copy_kind_from(std::string_view name) {
 }
 
 namespace {
-constexpr std::array<std::string_view, 2> counter_replay_names{"kernel", "iteration"};
-}
-
-std::string_view to_string(CounterReplay replay) { return counter_replay_names[static_cast<std::size_t>(replay)]; }
-
-std::optional<CounterReplay> counter_replay_from(std::string_view name) {
-  for (std::size_t i = 0; i < counter_replay_names.size(); ++i)
-    if (counter_replay_names[i] == name) return static_cast<CounterReplay>(i);
+// The enum whose value is the index of `name` in `names`, if it is there.
+template <class Enum, std::size_t N>
+std::optional<Enum> named(const std::array<std::string_view, N>& names, std::string_view name) {
+  for (std::size_t i = 0; i < names.size(); ++i)
+    if (names[i] == name) return static_cast<Enum>(i);
   return std::nullopt;
 }
 
-namespace {
+constexpr std::array<std::string_view, 2> counter_replay_names{"kernel", "iteration"};
 constexpr std::array<std::string_view, 4> counter_state_names{"not_taken", "off", "unavailable", "collected"};
-}
+}  // namespace
+
+std::string_view to_string(CounterReplay replay) { return counter_replay_names[static_cast<std::size_t>(replay)]; }
+
+std::optional<CounterReplay> counter_replay_from(std::string_view name) { return named<CounterReplay>(counter_replay_names, name); }
 
 std::string_view to_string(CounterCollection::State state) { return counter_state_names[static_cast<std::size_t>(state)]; }
 
 std::optional<CounterCollection::State> counter_state_from(std::string_view name) {
-  for (std::size_t i = 0; i < counter_state_names.size(); ++i)
-    if (counter_state_names[i] == name) return static_cast<CounterCollection::State>(i);
-  return std::nullopt;
+  return named<CounterCollection::State>(counter_state_names, name);
 }
 
 const DeviceProperties* Trace::device(std::uint32_t id) const {

@@ -86,10 +86,15 @@ std::string reason(const std::variant<double, std::string>& v) {
   return std::get<std::string>(v);
 }
 
-fs::path series_file(const std::string& name, const std::string& text) {
+// `text` read as a series file of its own, which is gone afterwards, also when reading throws.
+series::Series read_series(const std::string& name, const std::string& text) {
   const auto file = fs::temp_directory_path() / ("expr_counters_" + name + ".yaml");
   std::ofstream(file) << text;
-  return file;
+  struct Removal {
+    fs::path file;
+    ~Removal() { fs::remove(file); }
+  } removal{file};
+  return series::read(file);
 }
 
 }  // namespace
@@ -213,16 +218,14 @@ TEST_CASE("each reason a counter field is not evaluable is its own") {
 }
 
 TEST_CASE("counters: on, off or a list of metrics, in the defaults and per experiment") {
-  const auto file = series_file("ok",
-                                "series: x\n"
-                                "defaults:\n"
-                                "  counters: on\n"
-                                "experiments:\n"
-                                "  - name: a\n    plugin: p\n"
-                                "  - name: b\n    plugin: p\n    counters: off\n"
-                                "  - name: c\n    plugin: p\n    counters: [achieved_occupancy, sm__cycles_active.avg]\n");
-  const auto s = series::read(file);
-  fs::remove(file);
+  const auto s = read_series("ok",
+                             "series: x\n"
+                             "defaults:\n"
+                             "  counters: on\n"
+                             "experiments:\n"
+                             "  - name: a\n    plugin: p\n"
+                             "  - name: b\n    plugin: p\n    counters: off\n"
+                             "  - name: c\n    plugin: p\n    counters: [achieved_occupancy, sm__cycles_active.avg]\n");
   REQUIRE(s.experiments.size() == 3);
   CHECK(s.experiments[0].counters.on);
   CHECK(s.experiments[0].counters.metrics.size() == trace::counter_metrics.size());
@@ -232,34 +235,29 @@ TEST_CASE("counters: on, off or a list of metrics, in the defaults and per exper
 }
 
 TEST_CASE("counters_replay: iteration unless the defaults or the experiment say kernel, and a per-experiment counters: keeps it") {
-  const auto file = series_file("replay",
-                                "series: x\n"
-                                "defaults:\n"
-                                "  counters_replay: kernel\n"
-                                "experiments:\n"
-                                "  - name: a\n    plugin: p\n    counters: [dram_throughput]\n"
-                                "  - name: b\n    plugin: p\n    counters: on\n    counters_replay: iteration\n");
-  const auto s = series::read(file);
-  fs::remove(file);
+  const auto s = read_series("replay",
+                             "series: x\n"
+                             "defaults:\n"
+                             "  counters_replay: kernel\n"
+                             "experiments:\n"
+                             "  - name: a\n    plugin: p\n    counters: [dram_throughput]\n"
+                             "  - name: b\n    plugin: p\n    counters: on\n    counters_replay: iteration\n");
   REQUIRE(s.experiments.size() == 2);
   CHECK(s.experiments[0].counters.replay == trace::CounterReplay::kernel);
   CHECK(s.experiments[1].counters.replay == trace::CounterReplay::iteration);
-  const auto plain = series_file("replay_default", "series: x\nexperiments:\n  - name: a\n    plugin: p\n    counters: on\n");
-  CHECK(series::read(plain).experiments[0].counters.replay == trace::CounterReplay::iteration);
-  fs::remove(plain);
+  const auto plain = read_series("replay_default", "series: x\nexperiments:\n  - name: a\n    plugin: p\n    counters: on\n");
+  CHECK(plain.experiments[0].counters.replay == trace::CounterReplay::iteration);
 }
 
 TEST_CASE("a bad counters setting is reported where it was written") {
   // `setting`: the experiment's line 5, after its four spaces of indentation.
   const auto problems = [](const std::string& name, const std::string& setting) {
-    const auto file = series_file(name, "series: x\nexperiments:\n  - name: a\n    plugin: p\n    " + setting + "\n");
     std::vector<std::string> out;
     try {
-      series::read(file);
+      read_series(name, "series: x\nexperiments:\n  - name: a\n    plugin: p\n    " + setting + "\n");
     } catch (const util::InputError& e) {
       for (const auto& p : e.problems()) out.push_back(fmt::format("{}:{}: {}", p.pos.line, p.pos.column, p.message));
     }
-    fs::remove(file);
     return out;
   };
   const auto word = problems("word", "counters: sometimes");
