@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <stdexcept>
+#include <string>
 
 namespace expr::runner {
 
@@ -34,6 +36,17 @@ Summary summarise(std::vector<double> v) {
 }
 
 }  // namespace
+
+void Sampler::add(double ns) {
+  if (!std::isfinite(ns))
+    throw std::invalid_argument("timing sample " + std::to_string(samples_.size() + 1) + " is " + (std::isnan(ns) ? "NaN" : "infinite") +
+                                ", not a time: the timer did not record it");
+  samples_.push_back(ns);
+}
+
+void Sampler::add(const std::vector<double>& ns) {
+  for (double x : ns) add(x);
+}
 
 bool Sampler::done(double elapsed) {
   if (samples_.empty()) return false;

@@ -15,8 +15,11 @@ class Sampler {
  public:
   explicit Sampler(const outcome::Iterations& criteria) : criteria_(criteria) {}
 
-  void add(double ns) { samples_.push_back(ns); }
-  void add(const std::vector<double>& ns) { samples_.insert(samples_.end(), ns.begin(), ns.end()); }
+  // A sample that is not a finite number is a failed measurement (a timer or event that did not
+  // record), not a timing: std::invalid_argument says so, and the experiment fails with it rather
+  // than carry a NaN into every statistic after it.
+  void add(double ns);
+  void add(const std::vector<double>& ns);
   // Cheap to call after every sample: the samples are summarised again only when they have grown
   // by an eighth since the last look.
   bool done(double elapsed_seconds);

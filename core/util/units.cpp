@@ -28,7 +28,13 @@ std::string format_bytes(double bytes, int digits) {
   return significant(bytes, digits) + " " + units[u];
 }
 
-std::string format_percent(double fraction, int digits) { return significant(fraction * 100, digits) + "%"; }
+std::string format_percent(double fraction, int digits) {
+  // Never in exponent form: "2.176e-13%" is a zero to a reader, "1.2e+04%" a hundredfold.
+  const double percent = fraction * 100;
+  if (percent != 0 && std::fabs(percent) < 0.01) return percent > 0 ? "< 0.01%" : "> -0.01%";
+  if (std::fabs(percent) >= std::pow(10.0, digits)) return fmt::format("{:.0f}%", percent);
+  return significant(percent, digits) + "%";
+}
 
 std::string format_number(double value, int digits) {
   if (std::isfinite(value) && value == std::round(value) && std::fabs(value) < 1e15)

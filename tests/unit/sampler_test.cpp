@@ -1,6 +1,9 @@
 // When timing stops, and what it reports.
 #include <doctest/doctest.h>
 
+#include <cmath>
+#include <stdexcept>
+
 #include "runner/sampler.hpp"
 
 using expr::runner::Sampler;
@@ -40,4 +43,12 @@ TEST_CASE("the time budget ends sampling that does not converge, and says so") {
   CHECK_FALSE(s.done(1.0));
   CHECK(s.done(10.0));
   CHECK_FALSE(s.stats(10.0).converged);
+}
+
+TEST_CASE("a sample that is not a finite number is a failed measurement, refused with what it was") {
+  Sampler s(criteria(5, 0.01));
+  s.add(1000.0);
+  CHECK_THROWS_WITH_AS(s.add(NAN), "timing sample 2 is NaN, not a time: the timer did not record it", std::invalid_argument);
+  CHECK_THROWS_AS(s.add(std::vector<double>{1.0, INFINITY}), std::invalid_argument);
+  CHECK_THROWS_AS(s.add(-INFINITY), std::invalid_argument);
 }
