@@ -1,6 +1,7 @@
-// The interval of a timing median.
+// The interval of a timing median, and how far a figure moves between processes.
 #include "analysis/noise.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace expr::analysis {
@@ -8,11 +9,39 @@ namespace expr::analysis {
 std::optional<util::Interval> median_interval(const outcome::Stats& stats) {
   if (stats.samples.empty() || stats.median <= 0) return std::nullopt;
   auto within = util::median_interval(stats.samples, timing_confidence);
-  if (stats.run_to_run <= 0 || within.low <= 0) return within;
-  const double z = util::normal_quantile(1 - (1 - timing_confidence) / 2);
-  const double extra = z * stats.run_to_run;
+  const auto noise = calibrated(stats);
+  if (!noise.known() || within.low <= 0) return within;
+  const double extra = util::student_t_quantile(1 - (1 - timing_confidence) / 2, noise.df) * noise.sigma;
   const double below = std::log(stats.median / within.low), above = std::log(within.high / stats.median);
   return util::Interval{stats.median * std::exp(-std::hypot(below, extra)), stats.median * std::exp(std::hypot(above, extra))};
+}
+
+std::vector<double> round_medians(const outcome::Stats& stats) {
+  return stats.rounds.empty() ? std::vector<double>{stats.median} : stats.rounds;
+}
+
+ProcessNoise log_spread(const std::vector<double>& medians) {
+  if (medians.size() < 2) return {};
+  std::vector<double> logs;
+  for (double m : medians) logs.push_back(std::log(m));
+  util::require_finite(logs, "the logs of positive medians");
+  return {util::standard_deviation(logs), static_cast<double>(logs.size() - 1)};
+}
+
+ProcessNoise between_processes(const outcome::Stats& stats) { return log_spread(round_medians(stats)); }
+
+ProcessNoise calibrated(const outcome::Stats& stats) {
+  if (stats.run_to_run <= 0) return {};
+  return {stats.run_to_run, stats.run_to_run_df > 0 ? stats.run_to_run_df : 1.0};
+}
+
+ProcessNoise pool(const std::vector<ProcessNoise>& estimates) {
+  double squares = 0, df = 0;
+  for (const auto& e : estimates) {
+    squares += e.sigma * e.sigma * e.df;
+    df += e.df;
+  }
+  return df > 0 ? ProcessNoise{std::sqrt(squares / df), df} : ProcessNoise{};
 }
 
 }  // namespace expr::analysis

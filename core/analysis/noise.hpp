@@ -1,11 +1,14 @@
 // How well a timing figure is known. A median from one run is uncertain twice over: its own samples
-// scatter (the order statistics give an interval for it), and on a shared or virtual machine the
-// whole run shifts from one run to the next by more than that (what `expr calibrate` measures and
-// outcome::Stats::run_to_run carries). Guesses that compare timings and `expr compare` both use the
+// scatter (the order statistics give an interval for it), and the whole figure shifts from one
+// worker process to the next by more than that (on the H200 host times move 2-3x between
+// processes), which the samples of one process cannot show: the rounds of a run (one process
+// each, outcome::Stats::rounds), earlier runs in the history and `expr calibrate`
+// (outcome::Stats::run_to_run) can. Guesses that compare timings and `expr compare` both use the
 // interval below, so the two never disagree about what "within noise" means.
 #pragma once
 
 #include <optional>
+#include <vector>
 
 #include "outcome/measurement.hpp"
 #include "util/statistics.hpp"
@@ -17,7 +20,30 @@ inline constexpr double timing_confidence = 0.95;
 
 // Where the median of `stats` lies at timing_confidence: the order-statistic interval of its raw
 // samples, widened in log space by the run-to-run noise when the point was calibrated:
-// half-width sqrt(w^2 + (z * run_to_run)^2). Empty for runs recorded without samples.
+// half-width sqrt(w^2 + (t * run_to_run)^2), t the quantile of Student's t with the calibration's
+// degrees of freedom (calibrated() below). Empty for runs recorded without samples.
 std::optional<util::Interval> median_interval(const outcome::Stats& stats);
+
+// The figure's round medians: Stats::rounds, or for a run recorded before rounds existed its
+// median as one round.
+std::vector<double> round_medians(const outcome::Stats& stats);
+
+// How far a figure moves between worker processes: an estimate of the standard deviation of
+// log(median) from one process to the next, with its degrees of freedom (0: nothing known).
+struct ProcessNoise {
+  double sigma = 0;
+  double df = 0;
+  bool known() const { return df > 0; }
+};
+// The spread of positive values (medians of processes or runs): the standard deviation of their
+// logs, with one degree of freedom fewer than values.
+ProcessNoise log_spread(const std::vector<double>& medians);
+// The between-process spread of one figure: log_spread of its round medians.
+ProcessNoise between_processes(const outcome::Stats& stats);
+// The point's calibrated run-to-run noise (`expr calibrate`) with its degrees of freedom; one
+// recorded before they were kept counts as the fewest it can have, two runs of one process: df 1.
+ProcessNoise calibrated(const outcome::Stats& stats);
+// Estimates of one sigma pooled: the sum of sigma^2 df over the sum of df.
+ProcessNoise pool(const std::vector<ProcessNoise>& estimates);
 
 }  // namespace expr::analysis

@@ -67,6 +67,14 @@ history::RunRecord load_run(const std::string& what, history::Store* store, cons
   return history::read_run_directory(what);
 }
 
+void learn_noise(history::Store& store, const history::RunRecord& base, const history::RunRecord& candidate, history::CompareOptions& options) {
+  // Twenty runs: enough degrees of freedom that the t quantile is near its limit, recent enough
+  // that the machine is the one measured now.
+  constexpr std::size_t runs = 20;
+  history::learn_history(store.timings_over_time(candidate.series, history::machine_fingerprint(candidate.environment), {base.id, candidate.id}, runs),
+                         candidate.gates, options);
+}
+
 int history(const HistoryArgs& args) {
   const auto file = args.history.value_or(default_history());
   if (!fs::exists(file)) {
@@ -134,15 +142,24 @@ int history(const HistoryArgs& args) {
 }
 
 int compare(const CompareArgs& args) {
-  const auto options = gate_options(args.gate);
+  auto options = gate_options(args.gate);
   history::Comparison comparison;
   try {
     std::optional<history::Store> store;
     const auto file = args.history.value_or(default_history());
-    if (args.base.starts_with("@") || args.candidate.starts_with("@")) {
-      if (!fs::exists(file)) throw std::runtime_error(fmt::format("{}: no history here to resolve references in (--history PATH)", file.string()));
-      store.emplace(file);
-      note_migration(*store);
+    const bool references = args.base.starts_with("@") || args.candidate.starts_with("@");
+    if (references && !fs::exists(file))
+      throw std::runtime_error(fmt::format("{}: no history here to resolve references in (--history PATH)", file.string()));
+    // The history also tells how far each point moves between processes, where there is one; two
+    // run directories still compare without it.
+    if (fs::exists(file)) {
+      try {
+        store.emplace(file);
+        note_migration(*store);
+      } catch (const std::runtime_error& e) {
+        if (references) throw;
+        log::warn("{}; the comparison learns nothing from it", e.what());
+      }
     }
     // The candidate first: a reference for the baseline is resolved within its series.
     auto series = args.series;
@@ -155,6 +172,7 @@ int compare(const CompareArgs& args) {
     const auto base = load_run(args.base, store ? &*store : nullptr, candidate.series);
     if (base.id == candidate.id)
       throw std::runtime_error(fmt::format("{} and {} are the same run, {}", args.base, args.candidate, base.id));
+    if (store) learn_noise(*store, base, candidate, options);
     comparison = history::compare(base, candidate, options);
   } catch (const std::exception& e) {  // a reference that names no run, another machine, a damaged file
     log::error("{}", e.what());

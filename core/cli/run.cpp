@@ -51,12 +51,14 @@ class Observer final : public runner::RunObserver {
     // Environment facts the workers found (the GPU's, the plugin's libraries) join the run's.
     for (const auto& [k, v] : m.environment) run_.environment.try_emplace(k, v);
     // The point's calibrated run-to-run noise goes with its timings, before any guess reads them.
-    const auto noise = [&](const char* metric) {
+    const auto carry = [&](std::optional<outcome::Stats>& stats, const char* metric) {
       const auto it = noise_.find({m.experiment, metric});
-      return it == noise_.end() ? 0.0 : it->second;
+      if (!stats || it == noise_.end()) return;
+      stats->run_to_run = it->second.run_to_run;
+      stats->run_to_run_df = it->second.df;
     };
-    if (m.device_time) m.device_time->run_to_run = noise("gpu_time");
-    if (m.host) m.host->run_to_run = noise("host_time");
+    carry(m.device_time, "gpu_time");
+    carry(m.host, "host_time");
     const auto& experiments = series_.plan.experiments;
     const auto at = static_cast<std::size_t>(
         std::find_if(experiments.begin(), experiments.end(), [&](const auto& e) { return e.name == m.experiment; }) - experiments.begin());
@@ -372,8 +374,9 @@ void report_interruption(const report::RunResult& run) {
 int gate(const RunArgs& args, const report::RunRequest& request, const history::RunRecord& base, const series::Gates& gates, Executed& x,
          const runner::DeviceProbe& probe, const Execution& how) {
   const auto& run = x.run;
-  const auto options = gate_options(args.gate);
+  auto options = gate_options(args.gate);
   auto candidate = history::snapshot(run, gates);
+  if (how.store) learn_noise(*how.store, base, candidate, options);
   history::Comparison comparison;
   try {
     comparison = history::compare(base, candidate, options);

@@ -31,7 +31,17 @@ Calibration calibrate(const std::vector<RunRecord>& runs, const CompareOptions& 
   std::map<std::pair<std::string, std::string>, PointNoise> points;
   for (std::size_t i = 0; i < runs.size(); ++i)
     for (std::size_t j = i + 1; j < runs.size(); ++j) {
-      const auto comparison = compare(runs[i], runs[j], options);
+      // Each pair learns the noise between processes from the other runs, as a comparison learns
+      // it from the history: never from the two runs it judges beyond their own rounds.
+      PointRuns others;
+      for (std::size_t k = 0; k < runs.size(); ++k)
+        if (k != i && k != j)
+          for (const auto& e : runs[k].experiments)
+            if (e.status == outcome::Status::ok)
+              for (const auto& [metric, stats] : e.timings) others[{e.identity, metric}].push_back(stats);
+      auto learnt = options;
+      learn_history(others, runs[j].gates, learnt);
+      const auto comparison = compare(runs[i], runs[j], learnt);
       c.thresholds = comparison.thresholds;
       ++c.pairs;
       if (comparison.regression()) ++c.failing_pairs;
@@ -44,22 +54,35 @@ Calibration calibrate(const std::vector<RunRecord>& runs, const CompareOptions& 
       }
     }
 
-  // Each point's noise: how far log(median) scatters over the runs.
-  std::map<std::pair<std::string, std::string>, std::vector<double>> logs;
+  // Each point's noise: how far log(median) scatters over the processes of every run (the rounds of
+  // each; a run of one round is one process), which is what a comparison's noise floor needs.
+  struct Medians {
+    std::vector<double> rounds;
+    std::size_t runs = 0, rounds_per_run = 1;
+  };
+  std::map<std::pair<std::string, std::string>, Medians> medians;
   for (const auto& run : runs)
     for (const auto& e : run.experiments)
       if (e.status == outcome::Status::ok)
         for (const auto& [metric, stats] : e.timings)
-          if (stats.median > 0) logs[{e.identity, metric}].push_back(std::log(stats.median));
-  const std::size_t tests = logs.size();
-  for (const auto& [key, values] : logs) {
+          if (stats.median > 0) {
+            auto& m = medians[{e.identity, metric}];
+            const auto rounds = analysis::round_medians(stats);
+            m.rounds.insert(m.rounds.end(), rounds.begin(), rounds.end());
+            m.rounds_per_run = rounds.size();
+            ++m.runs;
+          }
+  const std::size_t tests = medians.size();
+  for (const auto& [key, m] : medians) {
     auto& p = points[key];
     p.experiment = key.first;
     p.metric = key.second;
-    p.runs = values.size();
-    p.run_to_run = util::standard_deviation(values);
+    p.runs = m.runs;
+    const auto noise = analysis::log_spread(m.rounds);
+    p.run_to_run = noise.sigma;
+    p.df = noise.df;
     const double threshold = c.thresholds.count(p.metric) ? c.thresholds.at(p.metric) : 0.0;
-    p.detectable = std::max(threshold, noise_floor(p.run_to_run, tests, c.alpha));
+    p.detectable = std::max(threshold, noise_floor(noise, m.rounds_per_run, m.rounds_per_run, tests, c.alpha));
   }
   for (auto& [key, p] : points)
     if (p.runs >= 2) c.noise.push_back(p);
@@ -73,10 +96,11 @@ std::string rate(std::size_t k, std::size_t n) {
 }
 
 report::Table point_table(const Calibration& c) {
-  report::Table t{{"experiment", "metric", "runs", "run-to-run noise", "false alarms", "inconclusive", "smallest change reported"}, {}};
+  report::Table t{{"experiment", "metric", "runs", "run-to-run noise", "df", "false alarms", "inconclusive", "smallest change reported"}, {}};
   for (const auto& n : c.noise)
-    t.rows.push_back({n.experiment, n.metric, fmt::format("{}", n.runs), util::format_percent(n.run_to_run), rate(n.false_alarms, n.pairs),
-                      rate(n.inconclusive, n.pairs), util::format_percent(n.detectable)});
+    t.rows.push_back({n.experiment, n.metric, fmt::format("{}", n.runs), util::format_percent(n.run_to_run), util::format_number(n.df),
+                      rate(n.false_alarms, n.pairs), rate(n.inconclusive, n.pairs),
+                      std::isfinite(n.detectable) ? util::format_percent(n.detectable) : "none"});
   return t;
 }
 

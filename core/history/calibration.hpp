@@ -16,12 +16,13 @@ namespace expr::history {
 
 struct PointNoise {
   std::string experiment, metric;
-  double run_to_run = 0;        // standard deviation of log(median) over the runs
-  std::size_t runs = 0;         // medians it is computed from
+  double run_to_run = 0;        // standard deviation of log(median) over every round of every run: between processes
+  std::size_t runs = 0;         // runs it is computed from
+  double df = 0;                // its degrees of freedom: the rounds of all the runs, less one
   std::size_t false_alarms = 0;  // pairs of runs whose comparison called it slower or faster
   std::size_t inconclusive = 0;  // pairs that could not tell
   std::size_t pairs = 0;
-  double detectable = 0;  // the smallest change a comparison reports here: its threshold, raised by the noise
+  double detectable = 0;  // the smallest change a comparison of two such runs reports here: its threshold, raised by the noise floor
 };
 
 struct Calibration {

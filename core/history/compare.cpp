@@ -27,6 +27,10 @@ std::size_t Comparison::count(Change change) const {
   return static_cast<std::size_t>(std::count_if(timings.begin(), timings.end(), [&](const auto& t) { return t.verdict == change; }));
 }
 
+std::size_t Comparison::blind() const {
+  return static_cast<std::size_t>(std::count_if(timings.begin(), timings.end(), [](const auto& t) { return t.detectable > t.threshold; }));
+}
+
 std::size_t Comparison::structural_regressions() const {
   return static_cast<std::size_t>(std::count_if(structure.begin(), structure.end(), [](const auto& s) { return s.regression; }));
 }
@@ -88,19 +92,58 @@ void compare_structure(const ExperimentRecord& b, const ExperimentRecord& c, std
   }
 }
 
-// The interval of log(candidate median / base median), from each median's interval.
-util::Interval log_ratio_interval(const outcome::Stats& b, const outcome::Stats& c) {
-  const double center = std::log(c.median / b.median);
-  const auto bi = analysis::median_interval(b), ci = analysis::median_interval(c);
+// Where the median lies, from the order statistics of the samples, widened by half the smallest
+// step between distinct values: a quantised timer (every sample a multiple of its resolution) makes
+// a median interval of zero width, which says nothing of where the median lies within one step.
+// Nothing when the samples are too few for the interval to reach its confidence or all equal (the
+// resolution unknown); the reason then says which.
+std::optional<util::Interval> sample_interval(const outcome::Stats& s, std::string& reason) {
+  const auto needed = util::median_interval_min_samples(analysis::timing_confidence);
+  if (s.samples.size() < needed) {
+    reason = fmt::format("{} sample{}: {} are needed to bound a median at {}", s.samples.size(), s.samples.size() == 1 ? "" : "s", needed,
+                         util::format_percent(analysis::timing_confidence));
+    return std::nullopt;
+  }
+  auto sorted = s.samples;
+  std::sort(sorted.begin(), sorted.end());
+  double step = INFINITY;
+  for (std::size_t i = 1; i < sorted.size(); ++i)
+    if (sorted[i] > sorted[i - 1]) step = std::min(step, sorted[i] - sorted[i - 1]);
+  if (!std::isfinite(step)) {
+    reason = fmt::format("all {} samples equal {}: the timer's resolution, and so where the median lies, is unknown", sorted.size(),
+                         util::format_duration(sorted.front()));
+    return std::nullopt;
+  }
+  const auto i = util::median_interval(std::move(sorted), analysis::timing_confidence);
+  return util::Interval{i.low - step / 2, i.high + step / 2};
+}
+
+// The interval of log(candidate median / base median) at analysis::timing_confidence: each median's
+// interval from its samples, combined in log space, and where the noise between processes is known
+// the t interval of the difference of two means of Rb and Rc round medians, combined with it.
+// Unbounded where the samples cannot bound it.
+util::Interval log_ratio_interval(const outcome::Stats& b, const outcome::Stats& c, const TimingComparison& t, std::string& reason) {
+  const auto bi = sample_interval(b, reason);
+  const auto ci = bi ? sample_interval(c, reason) : std::nullopt;
   if (!bi || !ci || bi->low <= 0 || ci->low <= 0) return {-INFINITY, INFINITY};
-  return {center - std::hypot(std::log(c.median / ci->low), std::log(bi->high / b.median)),
-          center + std::hypot(std::log(ci->high / c.median), std::log(b.median / bi->low))};
+  double between = 0;
+  if (t.noise.known())
+    between = util::student_t_quantile(1 - (1 - analysis::timing_confidence) / 2, t.noise.df) * t.noise.sigma *
+              std::sqrt(1.0 / static_cast<double>(t.base_rounds) + 1.0 / static_cast<double>(t.candidate_rounds));
+  const double center = std::log(c.median / b.median);
+  return {center - std::hypot(std::log(c.median / ci->low), std::log(bi->high / b.median), between),
+          center + std::hypot(std::log(ci->high / c.median), std::log(b.median / bi->low), between)};
+}
+
+std::string sample_counts(const TimingComparison& t) {
+  return t.base_samples == t.candidate_samples ? fmt::format("{} sample{} a side", t.base_samples, t.base_samples == 1 ? "" : "s")
+                                               : fmt::format("{} and {} samples", t.base_samples, t.candidate_samples);
 }
 
 }  // namespace
 
 TimingComparison test_timing(const std::string& experiment, const std::string& metric, const outcome::Stats& base,
-                             const outcome::Stats& candidate) {
+                             const outcome::Stats& candidate, const analysis::ProcessNoise& history) {
   TimingComparison t;
   t.experiment = experiment;
   t.metric = metric;
@@ -108,33 +151,116 @@ TimingComparison test_timing(const std::string& experiment, const std::string& m
   t.candidate_median = candidate.median;
   t.base_samples = base.samples.size();
   t.candidate_samples = candidate.samples.size();
+  t.base_rounds = analysis::round_medians(base).size();
+  t.candidate_rounds = analysis::round_medians(candidate).size();
   t.change = t.candidate_median / t.base_median - 1;
-  const auto log_interval = log_ratio_interval(base, candidate);
-  t.interval = {std::expm1(log_interval.low), std::expm1(log_interval.high)};
+  const auto mean_log = [](const outcome::Stats& s) {
+    const auto medians = analysis::round_medians(s);
+    double sum = 0;
+    for (double m : medians) sum += std::log(m);
+    return sum / static_cast<double>(medians.size());
+  };
+  t.round_change = std::expm1(mean_log(candidate) - mean_log(base));
   t.p = util::mann_whitney_p(base.samples, candidate.samples);
-  t.run_to_run = std::max(base.run_to_run, candidate.run_to_run);
+  t.min_p = util::mann_whitney_min_p(t.base_samples, t.candidate_samples);
+
+  // The noise between processes, from every source there is.
+  const auto rounds = analysis::pool({analysis::between_processes(base), analysis::between_processes(candidate)});
+  // Both runs carry the same calibration when made after it; the newer run's is the newer one.
+  const auto calibration = analysis::calibrated(candidate).known() ? analysis::calibrated(candidate) : analysis::calibrated(base);
+  std::vector<std::string> sources;
+  for (const auto& [name, estimate] : {std::pair{"rounds", rounds}, {"history", history}, {"calibration", calibration}})
+    if (estimate.known()) sources.push_back(name);
+  t.noise = analysis::pool({rounds, history, calibration});
+  t.noise_sources = fmt::format("{}", fmt::join(sources, ", "));
+
+  const auto log_interval = log_ratio_interval(base, candidate, t, t.reason);
+  t.interval = {std::expm1(log_interval.low), std::expm1(log_interval.high)};
   return t;
 }
 
-double noise_floor(double run_to_run, std::size_t tests, double alpha) {
-  if (run_to_run <= 0) return 0;
-  const double z = util::normal_quantile(1 - alpha / (2 * static_cast<double>(std::max<std::size_t>(1, tests))));
-  return std::expm1(z * std::sqrt(2.0) * run_to_run);
+double noise_floor(const analysis::ProcessNoise& noise, std::size_t base_rounds, std::size_t candidate_rounds, std::size_t tests, double alpha) {
+  if (!noise.known()) return INFINITY;
+  if (noise.sigma <= 0) return 0;
+  const double t = util::student_t_quantile(1 - alpha / (2 * static_cast<double>(std::max<std::size_t>(1, tests))), noise.df);
+  return std::expm1(t * noise.sigma * std::sqrt(1.0 / static_cast<double>(base_rounds) + 1.0 / static_cast<double>(candidate_rounds)));
 }
 
 void decide(std::vector<TimingComparison>& tests, const std::map<std::string, double>& thresholds, double alpha) {
-  // Holm over every test at once; then each threshold, raised where calibration says the point's
-  // run-to-run noise alone moves it further (noise_floor).
   std::vector<double> p;
   for (const auto& t : tests) p.push_back(t.p);
   const auto adjusted = util::holm_adjust(p);
+  // Holm rejects a test at alpha/m at its first step whatever the others say: a test whose smallest
+  // p cannot reach that may never find anything.
+  const double first_step = alpha / static_cast<double>(std::max<std::size_t>(1, tests.size()));
   for (std::size_t i = 0; i < tests.size(); ++i) {
     auto& t = tests[i];
     t.p_adjusted = adjusted[i];
-    t.threshold = std::max(thresholds.count(t.metric) ? thresholds.at(t.metric) : 0.0, noise_floor(t.run_to_run, tests.size(), alpha));
-    if (t.p_adjusted < alpha && std::fabs(t.change) > t.threshold) t.verdict = t.change > 0 ? Change::slower : Change::faster;
-    else if (t.interval.low >= -t.threshold && t.interval.high <= t.threshold) t.verdict = Change::same;
-    else t.verdict = Change::inconclusive;
+    t.threshold = thresholds.count(t.metric) ? thresholds.at(t.metric) : 0.0;
+    t.floor = noise_floor(t.noise, t.base_rounds, t.candidate_rounds, tests.size(), alpha);
+    const bool testable = t.min_p <= first_step;
+    t.detectable = testable ? std::max(t.threshold, t.floor) : INFINITY;
+    const bool bounded = std::isfinite(t.interval.low) && std::isfinite(t.interval.high);
+    const bool significant = t.p_adjusted <= alpha;  // at alpha itself too, as statsmodels
+    const bool beyond_floor = std::fabs(t.round_change) > t.floor && (t.round_change > 0) == (t.change > 0);
+    if (significant && std::fabs(t.change) > t.threshold && beyond_floor) {
+      t.verdict = t.change > 0 ? Change::slower : Change::faster;
+      t.reason.clear();
+    } else if (!testable) {
+      t.verdict = Change::inconclusive;
+      t.reason = fmt::format("{}: the U test's smallest p here, {}, cannot reach {} (alpha over {} test{})", sample_counts(t), util::format_number(t.min_p, 2),
+                             util::format_number(first_step, 2), tests.size(), tests.size() == 1 ? "" : "s");
+    } else if (bounded && t.interval.low >= -t.threshold && t.interval.high <= t.threshold) {
+      t.verdict = Change::same;
+      t.reason.clear();
+    } else {
+      t.verdict = Change::inconclusive;
+      if (!bounded) continue;  // the reason test_timing gave: too few samples, or all equal
+      if (significant && std::fabs(t.change) > t.threshold && !t.noise.known())
+        t.reason = fmt::format("noise between processes unknown: {} round{} a side and no calibration or history", t.base_rounds,
+                               t.base_rounds == 1 ? "" : "s");
+      else if (significant && std::fabs(t.change) > t.threshold)
+        t.reason = fmt::format("the change is within the noise floor {} (sigma {} between processes, {} df, from {})", util::format_percent(t.floor),
+                               util::format_percent(t.noise.sigma), util::format_number(t.noise.df), t.noise_sources);
+      else
+        t.reason = fmt::format("the interval reaches beyond ±{} and the change is not significant (p {} after Holm)", util::format_percent(t.threshold),
+                               util::format_number(t.p_adjusted, 2));
+    }
+  }
+}
+
+analysis::ProcessNoise history_noise(const std::vector<outcome::Stats>& runs, const std::string& metric, double threshold, double alpha) {
+  // Steps between consecutive runs, decided without the history (what is being estimated here).
+  std::vector<TimingComparison> steps;
+  std::vector<std::size_t> after;  // the run each step leads to
+  for (std::size_t i = 1; i < runs.size(); ++i) {
+    if (runs[i - 1].samples.empty() || runs[i].samples.empty() || runs[i - 1].median <= 0 || runs[i].median <= 0) continue;
+    steps.push_back(test_timing("", metric, runs[i - 1], runs[i]));
+    after.push_back(i);
+  }
+  decide(steps, {{metric, threshold}}, alpha);
+  std::vector<analysis::ProcessNoise> stretches;
+  std::vector<double> medians;
+  for (std::size_t i = 0, s = 0; i < runs.size(); ++i) {
+    for (; s < steps.size() && after[s] <= i; ++s)
+      if (after[s] == i && (steps[s].verdict == Change::slower || steps[s].verdict == Change::faster)) {
+        stretches.push_back(analysis::log_spread(medians));
+        medians.clear();
+      }
+    if (runs[i].median <= 0) continue;
+    for (double m : analysis::round_medians(runs[i])) medians.push_back(m);
+  }
+  stretches.push_back(analysis::log_spread(medians));
+  return analysis::pool(stretches);
+}
+
+void learn_history(const PointRuns& runs, const series::Gates& gates, CompareOptions& options) {
+  auto thresholds = gates.thresholds;
+  for (const auto& [metric, threshold] : options.thresholds) thresholds[metric] = threshold;
+  for (const auto& [point, stats] : runs) {
+    const auto& metric = point.second;
+    const auto noise = history_noise(stats, metric, thresholds.count(metric) ? thresholds.at(metric) : 0.0, options.alpha);
+    if (noise.known()) options.history[point] = noise;
   }
 }
 
@@ -190,7 +316,9 @@ Comparison compare(const RunRecord& base, const RunRecord& candidate, const Comp
         out.notes.push_back(fmt::format("{} {}: no raw samples on one side (a run recorded before expr kept them); not tested", c.identity, metric));
         continue;
       }
-      out.timings.push_back(test_timing(c.identity, metric, bt->second, ct->second));
+      const auto history = options.history.find({c.identity, metric});
+      out.timings.push_back(test_timing(c.identity, metric, bt->second, ct->second,
+                                        history == options.history.end() ? analysis::ProcessNoise{} : history->second));
     }
     compare_structure(*b, c, out.structure, out.notes);
   }
@@ -217,15 +345,32 @@ std::string filter_for(const std::string& identity) {
   return quoted + "'";
 }
 
+// "0.52% (12 df: rounds, calibration)", or "unknown".
+std::string noise_text(const TimingComparison& x) {
+  if (!x.noise.known()) return "unknown";
+  return fmt::format("{} ({} df: {})", util::format_percent(x.noise.sigma), util::format_number(x.noise.df), x.noise_sources);
+}
+
+std::string detectable_text(const TimingComparison& x) { return std::isfinite(x.detectable) ? util::format_percent(x.detectable) : "none"; }
+
 report::Table timing_table(const Comparison& c) {
-  report::Table t{{"experiment", "metric", "baseline", "candidate", "change", fmt::format("{} interval", util::format_percent(analysis::timing_confidence)),
-                   "p (Holm)", "threshold", "verdict"},
+  report::Table t{{"experiment", "metric", "baseline", "candidate", "rounds", "change", fmt::format("{} interval", util::format_percent(analysis::timing_confidence)),
+                   "p (Holm)", "noise between processes", "threshold", "detectable", "verdict"},
                   {}};
   for (const auto& x : c.timings)
-    t.rows.push_back({x.experiment, x.metric, util::format_duration(x.base_median), util::format_duration(x.candidate_median), signed_percent(x.change),
-                      signed_percent(x.interval.low) + " .. " + signed_percent(x.interval.high), p_text(x.p_adjusted),
-                      util::format_percent(x.threshold) + (x.run_to_run > 0 ? " (calibrated)" : ""), std::string(to_string(x.verdict))});
+    t.rows.push_back({x.experiment, x.metric, util::format_duration(x.base_median), util::format_duration(x.candidate_median),
+                      fmt::format("{} / {}", x.base_rounds, x.candidate_rounds), signed_percent(x.change),
+                      signed_percent(x.interval.low) + " .. " + signed_percent(x.interval.high), p_text(x.p_adjusted), noise_text(x),
+                      util::format_percent(x.threshold), detectable_text(x), std::string(to_string(x.verdict))});
   return t;
+}
+
+// Why each inconclusive timing is, one line each.
+std::vector<std::string> inconclusive_reasons(const Comparison& c) {
+  std::vector<std::string> out;
+  for (const auto& x : c.timings)
+    if (x.verdict == Change::inconclusive) out.push_back(fmt::format("{} {}: inconclusive: {}", x.experiment, x.metric, x.reason));
+  return out;
 }
 
 report::Table structure_table(const Comparison& c) {
@@ -239,15 +384,19 @@ std::string method(const Comparison& c) {
   std::string thresholds;
   for (const auto& [metric, t] : c.thresholds) thresholds += fmt::format("{}{} {}", thresholds.empty() ? "" : ", ", metric, util::format_percent(t));
   return fmt::format("Mann-Whitney U test on the raw samples of each experiment and timing, Holm's correction over {} test{} "
-                     "(family-wise alpha {}); a change counts when significant and beyond its threshold ({}; raised where calibrated). "
-                     "Structural changes {} the gate.",
+                     "(family-wise alpha {}); a change counts when significant and beyond its threshold ({}) and its noise floor, "
+                     "exp(t(1 - alpha/2m, df) sigma sqrt(1/Rb + 1/Rc)) - 1, sigma the noise of log(median) between processes "
+                     "from the runs' rounds, the history and calibration; unknown noise never counts. Detectable: the smallest change "
+                     "each comparison could call slower or faster. Structural changes {} the gate.",
                      c.timings.size(), c.timings.size() == 1 ? "" : "s", util::format_percent(c.alpha), thresholds,
                      c.structure_gated ? "fail" : "do not fail");
 }
 
 std::string verdict_line(const Comparison& c) {
-  const auto summary = fmt::format("{} slower, {} faster, {} same, {} inconclusive; {} structural regression{}, {} improvement{}{}",
+  const auto summary = fmt::format("{} slower, {} faster, {} same, {} inconclusive ({} of {} timing{} could not detect a change of "
+                                   "their threshold's size); {} structural regression{}, {} improvement{}{}",
                                    c.count(Change::slower), c.count(Change::faster), c.count(Change::same), c.count(Change::inconclusive),
+                                   c.blind(), c.timings.size(), c.timings.size() == 1 ? "" : "s",
                                    c.structural_regressions(), c.structural_regressions() == 1 ? "" : "s",
                                    c.structure.size() - c.structural_regressions(), c.structure.size() - c.structural_regressions() == 1 ? "" : "s",
                                    c.failed.empty() ? "" : fmt::format("; {} failed", c.failed.size()));
@@ -291,6 +440,7 @@ std::string terminal_text(const Comparison& c, bool color) {
   std::string out = fmt::format("\nexpr compare — series {}\n  baseline   {}\n  candidate  {}\n\n{}\n", c.series, label(c.base), label(c.candidate),
                                 method(c));
   if (!c.timings.empty()) out += "\n" + timing_table(c).text("  ");
+  for (const auto& r : inconclusive_reasons(c)) out += "  " + r + "\n";
   if (!c.structure.empty()) out += "\nstructure of the trace:\n" + structure_table(c).text("  ");
   else out += "\nstructure of the trace: no change\n";
   for (const auto& f : c.failed) out += "  " + paint("failed: ", "31") + f + "\n";
@@ -308,6 +458,7 @@ std::string markdown(const Comparison& c) {
                                 label(c.candidate), method(c));
   out += fmt::format("**{}**\n\n", verdict_line(c));
   if (!c.timings.empty()) out += "### Timings\n\n" + timing_table(c).markdown() + "\n";
+  for (const auto& r : inconclusive_reasons(c)) out += "- " + r + "\n";
   out += "### Structure of the trace\n\n";
   out += c.structure.empty() ? "No change.\n\n" : structure_table(c).markdown() + "\n";
   for (const auto& f : c.failed) out += "- failed: " + f + "\n";

@@ -4,13 +4,20 @@
 // Timing: for each experiment and each timing with raw samples (gpu_time, host_time), the
 // Mann-Whitney U test on the two sets of samples (no assumption about their distribution: timings
 // are skewed and heavy-tailed), with Holm's correction over every test of the comparison, so that
-// the chance of any false alarm in a thousand-point sweep stays below alpha. A significant
-// difference is not enough: the change of the median must also exceed the metric's threshold (the
-// series' `gates:`), raised where the point was calibrated to what its run-to-run noise can
-// produce by chance. The verdict:
-//   slower / faster  significant after Holm, and the change is beyond the threshold;
-//   same             the change's interval lies within the threshold on both sides;
-//   inconclusive     neither: the samples cannot tell a change of the threshold's size from none.
+// the chance of any false alarm in a thousand-point sweep stays below alpha. Samples of one worker
+// process are not independent draws of the figure: what differs between two runs is mostly the
+// process. So a significant difference is not enough: the change of the median must also exceed
+// the metric's threshold (the series' `gates:`) and the noise floor, the largest change that the
+// figure's noise between processes produces by chance at the family-wise alpha. That noise, sigma
+// of log(median), is pooled from the rounds of both runs (one process each), earlier runs of the
+// point in the history, and the point's calibration; with an estimate from few values the floor
+// takes Student's t quantile with its degrees of freedom. The verdict:
+//   slower / faster  significant after Holm, the change beyond the threshold, and the change of the
+//                    round medians' geometric mean beyond the floor, the same way;
+//   same             the change's interval (the samples' and the noise between processes') lies
+//                    within the threshold on both sides;
+//   inconclusive     neither, with its reason: too few samples for the test or the interval, the
+//                    noise between processes unknown, or a change the data cannot place.
 // Structure: every difference in the trace's structural figures (analysis/structure.hpp), whatever
 // the timing says: more copies, kernels, memsets, ops or ranges, a lower occupancy, or another main
 // kernel, footprint or launch API is a regression; fewer is an improvement.
@@ -25,6 +32,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/noise.hpp"
 #include "history/record.hpp"
 #include "util/statistics.hpp"
 
@@ -38,18 +46,31 @@ struct CompareOptions {
   std::optional<bool> structure;             // over the gates: structural changes fail the gate
   double alpha = 0.05;                       // family-wise, over all tests of the comparison
   bool across_environments = false;          // compare even when the machines differ
+  // Each point's noise between processes from earlier runs in the history (history_noise), by
+  // (experiment identity, metric); empty without a history.
+  std::map<std::pair<std::string, std::string>, analysis::ProcessNoise> history;
 };
 
 struct TimingComparison {
   std::string experiment, metric;
   double base_median = 0, candidate_median = 0;
   std::size_t base_samples = 0, candidate_samples = 0;
+  std::size_t base_rounds = 1, candidate_rounds = 1;  // worker processes that timed it
   double change = 0;          // candidate / base - 1
-  util::Interval interval;    // of the change, at analysis::timing_confidence
+  // The change of the geometric mean of the round medians: what the noise floor bounds (the mean
+  // of R values, whose spread sigma sqrt(1/R) the floor assumes; their median scatters more). The
+  // same as `change` with one round a side.
+  double round_change = 0;
+  util::Interval interval;    // of the change, at analysis::timing_confidence; unbounded where the data cannot bound it
   double p = 1, p_adjusted = 1;
-  double run_to_run = 0;      // the calibrated noise used; 0 when the point was not calibrated
-  double threshold = 0;       // the smallest change that counts here
+  double min_p = 1;           // the smallest p the U test can give at these sample sizes
+  analysis::ProcessNoise noise;  // sigma of log(median) between processes, pooled from `noise_sources`
+  std::string noise_sources;     // "rounds, history, calibration": where `noise` comes from; empty when unknown
+  double floor = 0;           // the noise floor: the largest change the noise alone produces at the family-wise alpha; inf when unknown
+  double threshold = 0;       // the smallest change that counts here: the metric's threshold
+  double detectable = 0;      // the smallest change this comparison could call slower or faster; inf when none
   Change verdict = Change::inconclusive;
+  std::string reason;         // why, when inconclusive
 };
 
 struct StructuralChange {
@@ -74,6 +95,8 @@ struct Comparison {
   double alpha = 0.05;
 
   std::size_t count(Change change) const;
+  // Timings whose comparison could not detect a change of their threshold's size.
+  std::size_t blind() const;
   std::size_t structural_regressions() const;
   bool regression() const;  // the gate fails
   // The timings still inconclusive, for re-measuring.
@@ -81,16 +104,30 @@ struct Comparison {
 };
 
 // One timing of one experiment tested, before the verdict: the change, its interval, the U test's
-// p-value. Both sets of samples must be non-empty with a positive median.
+// p-value, the noise between processes pooled from both runs' rounds, `history` (earlier runs of
+// the point) and the point's calibration. Both sets of samples must be non-empty with a positive
+// median; non-finite samples are refused (std::invalid_argument).
 TimingComparison test_timing(const std::string& experiment, const std::string& metric, const outcome::Stats& base,
-                             const outcome::Stats& candidate);
-// The largest change of a median between two runs of an unchanged build that the point's run-to-run
-// noise alone produces at the family-wise alpha over `tests` tests: exp(z(1 - alpha/2m) sqrt(2)
-// run_to_run) - 1. A comparison never calls a smaller change slower or faster.
-double noise_floor(double run_to_run, std::size_t tests, double alpha);
+                             const outcome::Stats& candidate, const analysis::ProcessNoise& history = {});
+// The largest change between two runs of an unchanged build, each figure the median of its rounds
+// (base_rounds and candidate_rounds of them), that noise `noise` between processes alone produces
+// at the family-wise alpha over `tests` tests: exp(t_df(1 - alpha/2m) sigma sqrt(1/Rb + 1/Rc)) - 1,
+// t_df Student's t quantile with the estimate's degrees of freedom. Infinite when the noise is
+// unknown. A comparison never calls a smaller change slower or faster.
+double noise_floor(const analysis::ProcessNoise& noise, std::size_t base_rounds, std::size_t candidate_rounds, std::size_t tests, double alpha);
 // The verdict of each test, tested together: Holm's adjustment over all of them, then the threshold
-// of its metric (raised by its run-to-run noise where calibrated).
+// of its metric and its noise floor; the detectable change of each.
 void decide(std::vector<TimingComparison>& tests, const std::map<std::string, double>& thresholds, double alpha);
+
+// A point's noise between processes from its earlier runs on one machine (oldest first; the runs
+// being compared left out): the runs are cut where a step separates them (each run against the one
+// before, decided from their own rounds and calibration only, as `expr history` marks steps), and
+// the spread of the log round medians within each stretch is pooled over the stretches.
+analysis::ProcessNoise history_noise(const std::vector<outcome::Stats>& runs, const std::string& metric, double threshold, double alpha);
+// Each point's history_noise into options.history, from other runs of the points by (identity,
+// metric), oldest first; the thresholds are `gates`' under the options'.
+using PointRuns = std::map<std::pair<std::string, std::string>, std::vector<outcome::Stats>>;
+void learn_history(const PointRuns& runs, const series::Gates& gates, CompareOptions& options);
 
 // Two runs on different machines (record.hpp: machine_keys) measure different things.
 class EnvironmentMismatch : public std::runtime_error {

@@ -15,6 +15,10 @@ using nlohmann::json;
 
 namespace {
 
+// What stats_from reads, in its order.
+constexpr std::string_view timing_columns =
+    "t.median_ns, t.spread, t.count, t.iterations, t.seconds, t.converged, t.samples, t.run_to_run, t.rounds, t.run_to_run_df";
+
 // migrations[i] takes a database from version i to version i + 1. A new version appends a step;
 // a step, once released, never changes: files out there were made by it.
 const std::vector<std::string_view> migrations{
@@ -118,6 +122,17 @@ ALTER TABLE timings ADD COLUMN run_to_run REAL NOT NULL DEFAULT 0;
     R"sql(
 ALTER TABLE experiments ADD COLUMN wall_seconds REAL;
 )sql",
+    // 4: each timing's rounds (the median of each worker process that timed it), by which
+    // comparisons know how far the figure moves between processes; and the degrees of freedom of
+    // a calibrated noise (the processes it was measured over, less one). Timings recorded before
+    // have no rounds (one round, the median) and df 0 (unknown); calibrations recorded before had
+    // one process per run, so their df is runs - 1.
+    R"sql(
+ALTER TABLE timings ADD COLUMN rounds BLOB;   -- the median of each round, in ns, as native doubles in the order they ran
+ALTER TABLE timings ADD COLUMN run_to_run_df REAL NOT NULL DEFAULT 0;
+ALTER TABLE calibration_noise ADD COLUMN df REAL;
+UPDATE calibration_noise SET df = runs - 1;
+)sql",
 };
 
 std::string_view to_text(Device d) { return d == Device::cuda ? "cuda" : "cpu"; }
@@ -155,8 +170,7 @@ analysis::Structure structure_from(const json& j) {
   return s;
 }
 
-// The columns median_ns, spread, count, iterations, seconds, converged, samples, run_to_run of the
-// timings table, in this order from column `at`.
+// The columns of the timings table that timing_columns names, in its order from column `at`.
 outcome::Stats stats_from(const Statement& row, int at) {
   outcome::Stats s;
   s.median = row.number(at);
@@ -167,6 +181,8 @@ outcome::Stats stats_from(const Statement& row, int at) {
   s.converged = row.integer(at + 5) != 0;
   s.samples = row.doubles(at + 6);
   s.run_to_run = row.number(at + 7);
+  s.rounds = row.doubles(at + 8);
+  s.run_to_run_df = row.number(at + 9);
   if (!s.samples.empty()) {
     s.min = *std::min_element(s.samples.begin(), s.samples.end());
     s.max = *std::max_element(s.samples.begin(), s.samples.end());
@@ -255,8 +271,8 @@ void Store::record_experiment(const std::string& run_id, const ExperimentRecord&
       .bind(12, e.wall_seconds)
       .run();
   Statement timing(db_,
-                   "INSERT INTO timings (run_id, identity, metric, median_ns, spread, count, iterations, seconds, converged, samples, run_to_run) "
-                   "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)");
+                   "INSERT INTO timings (run_id, identity, metric, median_ns, spread, count, iterations, seconds, converged, samples, run_to_run, "
+                   "rounds, run_to_run_df) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)");
   for (const auto& [metric, s] : e.timings)
     timing.bind(1, run_id)
         .bind(2, e.identity)
@@ -269,6 +285,8 @@ void Store::record_experiment(const std::string& run_id, const ExperimentRecord&
         .bind(9, std::int64_t{s.converged})
         .bind(10, s.samples)
         .bind(11, s.run_to_run)
+        .bind(12, s.rounds)
+        .bind(13, s.run_to_run_df)
         .run();
   t.commit();
 }
@@ -382,8 +400,7 @@ std::optional<RunRecord> Store::load(const std::string& id) {
     if (!experiments.is_null(10)) e.wall_seconds = experiments.number(10);
     r.experiments.push_back(std::move(e));
   }
-  Statement timings(db_,
-                    "SELECT identity, metric, median_ns, spread, count, iterations, seconds, converged, samples, run_to_run FROM timings WHERE run_id = ?1");
+  Statement timings(db_, fmt::format("SELECT t.identity, t.metric, {} FROM timings t WHERE t.run_id = ?1", timing_columns));
   timings.bind(1, id);
   while (timings.step()) {
     auto* e = const_cast<ExperimentRecord*>(r.find(timings.text(0)));
@@ -461,16 +478,29 @@ std::string Store::resolve(const std::string& reference, const std::string& seri
 
 std::vector<Store::MetricPoint> Store::metric_over_time(const std::string& series, const std::string& identity, const std::string& metric,
                                                         std::size_t limit) {
-  Statement s(db_,
-              "SELECT r.id, r.started, r.revision, r.machine, t.median_ns, t.spread, t.count, t.iterations, t.seconds, t.converged, t.samples, t.run_to_run "
-              "FROM timings t JOIN runs r ON r.id = t.run_id WHERE r.series = ?1 AND t.identity = ?2 AND t.metric = ?3 "
-              "ORDER BY r.started DESC, r.rowid DESC LIMIT ?4");
+  Statement s(db_, fmt::format("SELECT r.id, r.started, r.revision, r.machine, {} "
+                               "FROM timings t JOIN runs r ON r.id = t.run_id WHERE r.series = ?1 AND t.identity = ?2 AND t.metric = ?3 "
+                               "ORDER BY r.started DESC, r.rowid DESC LIMIT ?4",
+                               timing_columns));
   s.bind(1, series).bind(2, identity).bind(3, metric).bind(4, static_cast<std::int64_t>(limit));
   std::vector<MetricPoint> out;
   while (s.step()) {
     out.push_back({s.text(0), s.text(1), s.text(2), s.text(3), stats_from(s, 4)});
   }
   std::reverse(out.begin(), out.end());
+  return out;
+}
+
+PointRuns Store::timings_over_time(const std::string& series, const std::string& machine, const std::vector<std::string>& excluded,
+                                  std::size_t runs) {
+  Statement s(db_, fmt::format("SELECT r.id, t.identity, t.metric, {} FROM timings t JOIN "
+                               "(SELECT id, started, rowid AS position FROM runs WHERE series = ?1 AND machine = ?2 AND finished != '' "
+                               "ORDER BY started DESC, rowid DESC LIMIT ?3) r ON r.id = t.run_id ORDER BY r.started, r.position",
+                               timing_columns));
+  s.bind(1, series).bind(2, machine).bind(3, static_cast<std::int64_t>(runs + excluded.size()));
+  PointRuns out;
+  while (s.step())
+    if (std::find(excluded.begin(), excluded.end(), s.text(0)) == excluded.end()) out[{s.text(1), s.text(2)}].push_back(stats_from(s, 3));
   return out;
 }
 
@@ -497,8 +527,8 @@ std::int64_t Store::record_calibration(const Calibration& c, const std::vector<s
   last.step();
   const auto id = last.integer(0);
   Statement noise(db_,
-                  "INSERT INTO calibration_noise (calibration, identity, metric, run_to_run, runs, false_alarms, inconclusive, pairs, detectable) "
-                  "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)");
+                  "INSERT INTO calibration_noise (calibration, identity, metric, run_to_run, runs, false_alarms, inconclusive, pairs, detectable, df) "
+                  "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)");
   for (const auto& n : c.noise)
     noise.bind(1, id)
         .bind(2, n.experiment)
@@ -509,6 +539,7 @@ std::int64_t Store::record_calibration(const Calibration& c, const std::vector<s
         .bind(7, static_cast<std::int64_t>(n.inconclusive))
         .bind(8, static_cast<std::int64_t>(n.pairs))
         .bind(9, n.detectable)
+        .bind(10, n.df)
         .run();
   Statement mark(db_, "UPDATE runs SET calibration = ?2 WHERE id = ?1");
   for (const auto& run : run_ids) mark.bind(1, run).bind(2, id).run();
@@ -518,11 +549,11 @@ std::int64_t Store::record_calibration(const Calibration& c, const std::vector<s
 
 Noise Store::noise(const std::string& series, const std::string& machine) {
   Statement s(db_,
-              "SELECT identity, metric, run_to_run FROM calibration_noise WHERE calibration = "
+              "SELECT identity, metric, run_to_run, df FROM calibration_noise WHERE calibration = "
               "(SELECT id FROM calibrations WHERE series = ?1 AND machine = ?2 ORDER BY created DESC, id DESC LIMIT 1)");
   s.bind(1, series).bind(2, machine);
   Noise out;
-  while (s.step()) out[{s.text(0), s.text(1)}] = s.number(2);
+  while (s.step()) out[{s.text(0), s.text(1)}] = {s.number(2), s.number(3)};
   return out;
 }
 

@@ -17,8 +17,11 @@
 namespace expr::history {
 
 // Each point's run-to-run noise from a calibration: (experiment identity, metric) -> the standard
-// deviation of log(median) between runs.
-using Noise = std::map<std::pair<std::string, std::string>, double>;
+// deviation of log(median) between processes, and its degrees of freedom.
+struct CalibratedNoise {
+  double run_to_run = 0, df = 0;
+};
+using Noise = std::map<std::pair<std::string, std::string>, CalibratedNoise>;
 
 // Points' wall times (seconds from their worker's spawn to its reaping) recorded in the history,
 // by identity, and the run they come from (with newest_each, the newest run among them).
@@ -82,6 +85,11 @@ class Store {
   };
   std::vector<MetricPoint> metric_over_time(const std::string& series, const std::string& identity, const std::string& metric,
                                             std::size_t limit);
+
+  // Every timing of the newest `runs` finished runs of a series on one machine (machine_fingerprint),
+  // leaving out the runs `excluded`: by (identity, metric), oldest run first. What a comparison
+  // learns the noise between processes from (compare.hpp: history_noise).
+  PointRuns timings_over_time(const std::string& series, const std::string& machine, const std::vector<std::string>& excluded, std::size_t runs);
 
   // Wall times of the points `identities` of `series` that ran ok (WallTimes::From says which
   // runs count); empty when no run has them.

@@ -34,6 +34,13 @@ struct Iterations {
 struct Stats {
   std::size_t count = 0;        // samples taken
   std::vector<double> samples;  // each of them, in the order taken (empty in runs recorded before expr.results/2)
+  // The median of the samples of each round: each worker process that timed this figure, in the
+  // order they ran. What differs between runs is mostly the process (its placement, its clocks'
+  // state), so these, not the samples, tell how far the figure moves from one process to the next.
+  // With two or more, `median` is their median, so one odd process does not move it. Empty in runs
+  // recorded before rounds existed: they read as one round whose median is `median`
+  // (analysis/noise.hpp: round_medians).
+  std::vector<double> rounds;
   std::size_t iterations = 0;   // calls timed: a device sample is the mean of a batch of calls
   double median = 0, mean = 0, min = 0, max = 0;
   double spread = 0;       // how far the samples scatter, relative to the median (robust: 1.4826 MAD / median)
@@ -43,6 +50,9 @@ struct Stats {
   // show: the standard deviation of the log of the median over repeated runs of an unchanged build
   // (`expr calibrate`, kept in the history). 0 when the point was never calibrated.
   double run_to_run = 0;
+  // The degrees of freedom of that estimate: the worker processes (the rounds of every calibration
+  // run) it was measured over, less one; 0 where unknown (recorded before it was kept).
+  double run_to_run_df = 0;
 };
 
 struct Correctness {

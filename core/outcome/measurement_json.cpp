@@ -50,7 +50,9 @@ json stats_json(const Stats& s) {
   json j{{"count", s.count},   {"iterations", s.iterations}, {"median_ns", s.median}, {"mean_ns", s.mean},
          {"min_ns", s.min},    {"max_ns", s.max},            {"spread", s.spread},    {"seconds", s.seconds},
          {"converged", s.converged}, {"samples_ns", s.samples}};
+  if (!s.rounds.empty()) j["rounds_ns"] = s.rounds;
   if (s.run_to_run > 0) j["run_to_run"] = s.run_to_run;
+  if (s.run_to_run_df > 0) j["run_to_run_df"] = s.run_to_run_df;
   return j;
 }
 
@@ -67,7 +69,9 @@ Stats stats_from(const json& j) {
   s.spread = j.contains("spread") ? j.at("spread").get<double>() : j.at("noise").get<double>();
   s.seconds = j.at("seconds");
   s.converged = j.at("converged");
+  s.rounds = j.value("rounds_ns", std::vector<double>{});
   s.run_to_run = j.value("run_to_run", 0.0);
+  s.run_to_run_df = j.value("run_to_run_df", 0.0);
   return s;
 }
 

@@ -44,6 +44,16 @@ std::string slurp(const fs::path& file) {
   return s.str();
 }
 
+// Calibrates series `waiting` (delay 100 µs) in dir/history.sqlite with five unchanged runs, so that
+// runs recorded after carry how far host_time moves between processes: without that (or rounds, or
+// a history of such runs) no comparison may call a change slower or faster.
+void calibrate(const fs::path& dir) {
+  e2e::write(dir, "calibration.yaml", waiting(100));
+  const auto o = e2e::expr(dir, "calibrate calibration.yaml --runs 5 --history history.sqlite --out calibration");
+  INFO(o.all());
+  REQUIRE(o.exit_code == 0);
+}
+
 // The row of a comparison's timing table about experiment w's `metric`.
 std::string row(const std::string& output, const std::string& metric) {
   std::istringstream lines(output);
@@ -78,6 +88,7 @@ TEST_CASE("three recorded runs make a history: listed, one metric over time, com
 
 TEST_CASE("compare finds an injected 20% slowdown and calls an unchanged build the same") {
   const auto dir = e2e::scratch("history_slowdown");
+  calibrate(dir);
   record(dir, "base", waiting(100));
   record(dir, "again", waiting(100));
   record(dir, "slow", waiting(120));
@@ -92,8 +103,9 @@ TEST_CASE("compare finds an injected 20% slowdown and calls an unchanged build t
   CHECK(o.exit_code == 5);
   CHECK(has(row(o.out, "host_time"), "slower"));
   const auto md = slurp(dir / "slow.md");
-  // The change with its interval: about +20% (the plugin's own overhead is well under a microsecond).
-  CHECK(std::regex_search(md, std::regex(R"(\| w \| host_time \| [^|]+ \| [^|]+ \| \+(19|2[01])(\.\d+)?% \|)")));
+  // One round a side, and the change with its interval: about +20% (the plugin's own overhead is
+  // well under a microsecond).
+  CHECK(std::regex_search(md, std::regex(R"(\| w \| host_time \| [^|]+ \| [^|]+ \| 1 / 1 \| \+(19|2[01])(\.\d+)?% \|)")));
   CHECK(has(md, "REGRESSION, the gate fails"));
   // And the command that measures the slow point again.
   CHECK(has(md, "expr run slow.yaml --filter '^w$'"));
@@ -103,6 +115,18 @@ TEST_CASE("compare finds an injected 20% slowdown and calls an unchanged build t
   CHECK(o.exit_code == 0);
   CHECK(std::regex_search(o.out, std::regex(R"(▲ \+(19|2[01])\.\d\d% \(slower\))")));
   CHECK(!has(o.out, "▼"));
+}
+
+TEST_CASE("without knowing how far a figure moves between processes, a slowdown is inconclusive, with that reason") {
+  const auto dir = e2e::scratch("history_unknown_noise");
+  record(dir, "base", waiting(100));
+  record(dir, "slow", waiting(120));
+  const auto o = e2e::expr(dir, "compare base slow");
+  INFO(o.all());
+  CHECK(o.exit_code == 0);
+  CHECK(has(row(o.out, "host_time"), "inconclusive"));
+  CHECK(has(o.out, "w host_time: inconclusive: noise between processes unknown: 1 round a side and no calibration or history"));
+  CHECK(has(o.out, "1 of 1 timing could not detect a change of their threshold's size"));
 }
 
 TEST_CASE("the series' gates set the thresholds, and a mistake in them is reported at its place") {
@@ -123,6 +147,7 @@ TEST_CASE("the series' gates set the thresholds, and a mistake in them is report
 
 TEST_CASE("the gate fails on a slowdown and passes an improvement") {
   const auto dir = e2e::scratch("history_gate");
+  calibrate(dir);
   record(dir, "fast", waiting(100));
   record(dir, "slow", waiting(120));
   auto o = e2e::expr(dir, "compare fast slow");
@@ -259,18 +284,22 @@ TEST_CASE("a history written by schema version 1 is migrated when opened, and it
   auto o = e2e::expr(dir, "history --history old.sqlite");
   INFO(o.all());
   CHECK(o.exit_code == 0);
-  CHECK(has(o.err, "old.sqlite: migrated from schema version 1 to 3"));
+  CHECK(has(o.err, "old.sqlite: migrated from schema version 1 to 4"));
   CHECK(has(o.out, "3 runs shown"));
-  CHECK(schema_version(dir / "old.sqlite") == 3);
+  CHECK(schema_version(dir / "old.sqlite") == 4);
 
-  // The migrated runs keep their raw samples and structure: the same build is the same, the slower one slower.
+  // The migrated runs keep their raw samples and structure: the same build is the same. The slower
+  // one is inconclusive: runs of one process each, no calibration, and a history of one other run
+  // say nothing of how far the figure moves between processes (schema 1 called it slower on its
+  // samples alone, which unchanged runs also do on a machine whose processes differ).
   o = e2e::expr(dir, "compare @last~2 @last~1 --history old.sqlite");
   CHECK(o.exit_code == 0);
   CHECK(has(row(o.out, "host_time"), "same"));
   CHECK(!has(o.err, "migrated"));  // once is enough
   o = e2e::expr(dir, "compare @last~1 @last --history old.sqlite");
-  CHECK(o.exit_code == 5);
-  CHECK(has(row(o.out, "host_time"), "slower"));
+  CHECK(o.exit_code == 0);
+  CHECK(has(row(o.out, "host_time"), "inconclusive"));
+  CHECK(has(o.out, "noise between processes unknown"));
 }
 
 TEST_CASE("calibrate measures the gate's false alarms over unchanged runs, and later runs carry each point's noise") {
@@ -282,7 +311,7 @@ TEST_CASE("calibrate measures the gate's false alarms over unchanged runs, and l
   CHECK(has(o.out, "3 runs of an unchanged build of series waiting"));
   CHECK(has(o.out, "3 pairs"));
   CHECK(std::regex_search(o.out, std::regex(R"(host_time: [0-3] of 3 \()")));
-  CHECK(std::regex_search(o.out, std::regex(R"(w +host_time +3 +[0-9.]+% +[0-3] of 3)")));
+  CHECK(std::regex_search(o.out, std::regex(R"(w +host_time +3 +(< )?[0-9.]+% +2 +[0-3] of 3)")));  // 3 runs of one process: 2 df
   CHECK(has(o.out, "calibration 1 stored in history.sqlite"));
   CHECK(has(slurp(dir / "cal" / "calibration.md"), "# Calibration of waiting"));
   for (const auto* k : {"run-1", "run-2", "run-3"}) CHECK(fs::exists(dir / "cal" / k / "results.json"));
@@ -292,12 +321,14 @@ TEST_CASE("calibrate measures the gate's false alarms over unchanged runs, and l
   CHECK(has(o.err, "timings carry the run-to-run noise of 1 calibrated point"));
   const auto host = e2e::experiment(e2e::read_json(dir / "after" / "results.json"), "w").at("timing").at("host");
   CHECK(host.at("run_to_run").get<double>() > 0);
+  CHECK(host.at("run_to_run_df").get<double>() == 2);
   o = e2e::expr(dir, "compare cal/run-1 after");
-  CHECK(has(row(o.out, "host_time"), "(calibrated)"));
+  CHECK(has(row(o.out, "host_time"), "2 df: calibration)"));
 }
 
 TEST_CASE("expr run --baseline gates the run: 5 on a slowdown, 0 on an improvement, the verdict everywhere it is read") {
   const auto dir = e2e::scratch("history_run_baseline");
+  calibrate(dir);
   record(dir, "base", waiting(100));
   e2e::write(dir, "slow.yaml", waiting(120));
   auto o = e2e::expr(dir, "run slow.yaml --out slow --history history.sqlite --baseline @last");

@@ -1,0 +1,142 @@
+// The gate's error rates by simulation (issue 31): how often comparisons of unchanged builds fail
+// the gate (the family-wise false-alarm rate, which should stay near alpha = 5%), and how often a
+// real change is found, under the decision rule of history/compare.hpp as it is compiled here.
+//
+// The model of one figure in one run: each worker process (a round) moves the figure's median by a
+// factor exp(sigma_between * N(0,1)), and its samples scatter around that median by exp(spread *
+// N(0,1)). Samples of one process are therefore not independent draws of the figure, which is what
+// makes a test on samples alone raise false alarms between runs. Each trial compares m points
+// (m tests under Holm), the baseline and candidate drawn afresh; a trial fails when any point is
+// called slower or faster.
+//
+// Scenarios: (1) one round a side with the noise known from a calibration of k runs (default 5), as
+// `expr calibrate` measures it; (2) a +25% change with one sample a side, which must never be
+// called "same"; (3) R rounds a side, the noise learnt from the rounds alone (no calibration, no
+// history): false alarms and the power to find a +5% change at sigma 0.5%.
+//
+//   expr_bench_gate [trials]       (fixed seed: the same figures each time)
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <random>
+
+#include "history/compare.hpp"
+
+using namespace expr;
+
+namespace {
+
+std::mt19937_64 rng(31);
+std::normal_distribution<double> normal;
+
+struct Figure {
+  double sigma_between = 0.01;  // of log(median), between processes
+  double spread = 0.02;         // of log(sample), within one process
+  std::size_t samples = 20;     // per round
+  std::size_t rounds = 1;
+};
+
+// One run's figure: `rounds` processes of `samples` samples each, its true median `median`.
+outcome::Stats measure(const Figure& f, double median) {
+  outcome::Stats s;
+  for (std::size_t r = 0; r < f.rounds; ++r) {
+    const double process = median * std::exp(f.sigma_between * normal(rng));
+    std::vector<double> round;
+    for (std::size_t i = 0; i < f.samples; ++i) round.push_back(process * std::exp(f.spread * normal(rng)));
+    s.rounds.push_back(util::median(round));
+    s.samples.insert(s.samples.end(), round.begin(), round.end());
+  }
+  s.count = s.samples.size();
+  s.median = f.rounds >= 2 ? util::median(s.rounds) : util::median(s.samples);
+  if (f.rounds == 1) s.rounds.clear();  // as a run recorded in one process reads
+  return s;
+}
+
+// A calibration of k unchanged runs of one round each: sigma between runs and its df, as
+// `expr calibrate` stores them.
+void calibrate(outcome::Stats& s, const Figure& f, std::size_t runs) {
+  std::vector<double> medians;
+  for (std::size_t k = 0; k < runs; ++k) medians.push_back(measure(f, 1000).median);
+  const auto noise = analysis::log_spread(medians);
+  s.run_to_run = noise.sigma;
+  s.run_to_run_df = noise.df;
+}
+
+struct Rates {
+  std::size_t trials = 0, failed = 0;  // trials with any slower or faster
+  std::size_t tests = 0, slower = 0, same = 0, inconclusive = 0;
+};
+
+// `trials` comparisons of m points, the candidate `factor` times the baseline.
+Rates simulate(const Figure& f, std::size_t m, std::size_t trials, double factor, double threshold, std::size_t calibration_runs) {
+  Rates r;
+  for (std::size_t trial = 0; trial < trials; ++trial) {
+    std::vector<history::TimingComparison> tests;
+    for (std::size_t i = 0; i < m; ++i) {
+      auto base = measure(f, 1000), candidate = measure(f, 1000 * factor);
+      if (calibration_runs > 0) {
+        calibrate(base, f, calibration_runs);
+        candidate.run_to_run = base.run_to_run;  // both runs carry the point's one calibration
+        candidate.run_to_run_df = base.run_to_run_df;
+      }
+      tests.push_back(history::test_timing("point", "gpu_time", base, candidate));
+    }
+    history::decide(tests, {{"gpu_time", threshold}}, 0.05);
+    ++r.trials;
+    bool failed = false;
+    for (const auto& t : tests) {
+      ++r.tests;
+      failed = failed || t.verdict == history::Change::slower || t.verdict == history::Change::faster;
+      r.slower += t.verdict == history::Change::slower;
+      r.same += t.verdict == history::Change::same;
+      r.inconclusive += t.verdict == history::Change::inconclusive;
+    }
+    r.failed += failed;
+  }
+  return r;
+}
+
+// "6.1% ± 0.5%": a proportion with its binomial standard error.
+std::string proportion(std::size_t k, std::size_t n) {
+  const double p = static_cast<double>(k) / static_cast<double>(n);
+  return fmt::format("{:.1f}% ± {:.1f}%", 100 * p, 100 * std::sqrt(p * (1 - p) / static_cast<double>(n)));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::size_t trials = argc > 1 ? std::strtoul(argv[1], nullptr, 10) : 2000;
+  fmt::print("family-wise alpha 5%, {} trials per line (fixed seed)\n\n", trials);
+
+  fmt::print("(1) one round a side, noise from a calibration of 5 runs (sigma between processes 1%, spread 2%, 20 samples), threshold 0:\n");
+  for (const std::size_t m : {1, 20, 100}) {
+    const auto r = simulate({}, m, trials, 1.0, 0.0, 5);
+    fmt::print("  m = {:3}: false alarms (trials failing the gate) {}\n", m, proportion(r.failed, r.trials));
+  }
+
+  fmt::print("\n(2) a +25% change, one sample a side, calibrated (5 runs), threshold 3%:\n");
+  {
+    Figure one;
+    one.samples = 1;
+    const auto r = simulate(one, 20, trials / 10, 1.25, 0.03, 5);
+    fmt::print("  m = 20: called same {} of {} (missed), slower {}, inconclusive {}\n", r.same, r.tests, r.slower, r.inconclusive);
+  }
+
+  fmt::print("\n(3) R rounds a side, noise from the rounds only (sigma between processes 0.5%, spread 1%, 20 samples a round):\n");
+  for (const std::size_t rounds : {2, 3, 5}) {
+    Figure f;
+    f.sigma_between = 0.005;
+    f.spread = 0.01;
+    f.rounds = rounds;
+    for (const std::size_t m : {20, 100}) {
+      const auto a = simulate(f, m, trials, 1.0, 0.0, 0);
+      const auto b = simulate(f, m, trials, 1.0, 0.03, 0);
+      const auto power = simulate(f, m, trials / 10, 1.05, 0.03, 0);
+      fmt::print("  R = {}, m = {:3}: false alarms {} at threshold 0, {} at 3%; +5% found (slower) in {} of tests at threshold 3%\n", rounds, m,
+                 proportion(a.failed, a.trials), proportion(b.failed, b.trials), proportion(power.slower, power.tests));
+    }
+  }
+  return 0;
+}

@@ -1,0 +1,157 @@
+// The decision rule of `expr compare` and the gate (history/compare.hpp) on made-up figures: what it
+// may call slower, same or inconclusive, and why, at the edges issue 31 found: one sample a side,
+// tests that cannot reach their level, quantised timers, noise between processes estimated from a
+// few values, an adjusted p-value exactly at alpha.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <stdexcept>
+
+#include "history/compare.hpp"
+
+using namespace expr;
+using history::Change;
+
+namespace {
+
+// A figure timed in `rounds` processes of `per_round` samples each; process r runs at
+// median * (1 + step * (r - (rounds - 1) / 2)), its samples spread evenly by 1% around that.
+outcome::Stats figure(double median, std::size_t per_round, std::size_t rounds = 1, double step = 0.01) {
+  outcome::Stats s;
+  for (std::size_t r = 0; r < rounds; ++r) {
+    const double process = median * (1 + step * (static_cast<double>(r) - static_cast<double>(rounds - 1) / 2));
+    std::vector<double> round;
+    for (std::size_t i = 0; i < per_round; ++i)
+      round.push_back(process * (1 + 0.01 * (static_cast<double>(i) / std::max<double>(1, static_cast<double>(per_round - 1)) - 0.5)));
+    s.rounds.push_back(util::median(round));
+    s.samples.insert(s.samples.end(), round.begin(), round.end());
+  }
+  s.count = s.samples.size();
+  s.median = rounds >= 2 ? util::median(s.rounds) : util::median(s.samples);
+  if (rounds == 1) s.rounds.clear();  // as runs recorded in one process read
+  return s;
+}
+
+history::TimingComparison judged(const outcome::Stats& base, const outcome::Stats& candidate, double threshold, std::size_t tests = 1,
+                                 const analysis::ProcessNoise& history = {}) {
+  std::vector<history::TimingComparison> all(tests, history::test_timing("e", "gpu_time", base, candidate, history));
+  history::decide(all, {{"gpu_time", threshold}}, 0.05);
+  return all.front();
+}
+
+}  // namespace
+
+TEST_CASE("one sample a side is never the same: a single value bounds nothing") {
+  outcome::Stats base, candidate;
+  base.samples = {100};
+  base.median = 100;
+  candidate.samples = {102};
+  candidate.median = 102;
+  const auto t = judged(base, candidate, 0.03);
+  CHECK(t.verdict == Change::inconclusive);
+  CHECK(t.reason == "1 sample a side: the U test's smallest p here, 1, cannot reach 0.05 (alpha over 1 test)");
+  CHECK(std::isinf(t.detectable));
+}
+
+TEST_CASE("too few samples for the U test to reach its level under Holm: inconclusive with the count, never same or passed silently") {
+  // Four a side: the smallest two-sided p is 2/70 = 0.029, above 0.05 / 20. A +25% change cannot be found.
+  const auto t = judged(figure(100, 4, 1), figure(125, 4, 1), 0.03, 20, {0.01, 10});
+  CHECK(t.verdict == Change::inconclusive);
+  CHECK(t.reason.starts_with("4 samples a side: the U test's smallest p here, 0.029, cannot reach 0.0025 (alpha over 20 tests)"));
+  // Eight a side can, at 20 tests.
+  CHECK(judged(figure(100, 8, 1), figure(125, 8, 1), 0.03, 20, {0.01, 10}).verdict == Change::slower);
+}
+
+TEST_CASE("with the noise between processes unknown nothing is slower, and the reason says what is missing") {
+  const auto t = judged(figure(100, 50), figure(120, 50), 0.03);
+  CHECK(t.p_adjusted < 1e-6);
+  CHECK(t.verdict == Change::inconclusive);
+  CHECK(t.reason == "noise between processes unknown: 1 round a side and no calibration or history");
+  CHECK(!t.noise.known());
+  // An unchanged figure can still be the same: its own samples bound the change.
+  CHECK(judged(figure(100, 50), figure(100, 50), 0.03).verdict == Change::same);
+}
+
+TEST_CASE("rounds tell the noise between processes: a change beyond the noise floor is slower") {
+  // Three processes a side 1% apart: sigma of log(median) 1%, 4 degrees of freedom.
+  const auto t = judged(figure(100, 20, 3), figure(120, 20, 3), 0.03);
+  CHECK(t.noise.df == 4);
+  CHECK(t.noise.sigma == doctest::Approx(0.01).epsilon(0.01));
+  CHECK(t.noise_sources == "rounds");
+  CHECK(t.floor == doctest::Approx(std::expm1(util::student_t_quantile(0.975, 4) * t.noise.sigma * std::sqrt(2.0 / 3))));
+  CHECK(t.verdict == Change::slower);
+  // A change within the floor is not, however significant its samples.
+  const auto small = judged(figure(100, 20, 3, 0.03), figure(104, 20, 3, 0.03), 0.03);
+  CHECK(small.verdict == Change::inconclusive);
+  CHECK(small.reason.starts_with("the change is within the noise floor"));
+}
+
+TEST_CASE("the noise floor takes Student's t with the estimate's degrees of freedom (SciPy: t.ppf(1 - 0.05/40, 4) = 6.7583)") {
+  CHECK(history::noise_floor({0.01, 4}, 1, 1, 20, 0.05) == doctest::Approx(0.10029258230703712).epsilon(1e-8));
+  CHECK(history::noise_floor({0.01, 4}, 3, 3, 1, 0.05) == doctest::Approx(0.022928487010339248).epsilon(1e-8));
+  CHECK(std::isinf(history::noise_floor({}, 1, 1, 20, 0.05)));
+}
+
+TEST_CASE("sources of the noise pool: sum of squares over sum of degrees of freedom") {
+  const auto p = analysis::pool({{0.01, 4}, {0.02, 1}, {}});
+  CHECK(p.df == 5);
+  CHECK(p.sigma == doctest::Approx(std::sqrt((1e-4 * 4 + 4e-4) / 5)));
+  auto calibrated = figure(100, 20);
+  calibrated.run_to_run = 0.01;
+  calibrated.run_to_run_df = 4;
+  const auto t = judged(figure(100, 20, 3), calibrated, 0.03, 1, {0.01, 6});
+  CHECK(t.noise.df == 2 + 6 + 4);  // the base's rounds, the history, the calibration
+  CHECK(t.noise_sources == "rounds, history, calibration");
+}
+
+TEST_CASE("quantised samples: a zero-width median interval is widened to the timer's step, and all-equal samples bound nothing") {
+  outcome::Stats base, candidate;
+  for (int i = 0; i < 30; ++i) {
+    base.samples.push_back(i % 10 == 0 ? 1001 : 1000);  // a 1 ns timer: the median's interval is [1000, 1000]
+    candidate.samples.push_back(i % 10 == 0 ? 1001 : 1000);
+  }
+  base.median = candidate.median = 1000;
+  const auto t = judged(base, candidate, 0.03);
+  CHECK(t.interval.low < 0);
+  CHECK(t.interval.high > 0);
+  CHECK(t.verdict == Change::same);  // within ±3% even widened by half a step
+  const auto tight = judged(base, candidate, 0.0001);
+  CHECK(tight.verdict == Change::inconclusive);  // ±0.01% is inside the timer's step: not the same
+  std::fill(base.samples.begin(), base.samples.end(), 1000.0);
+  std::fill(candidate.samples.begin(), candidate.samples.end(), 1000.0);
+  const auto equal = judged(base, candidate, 0.03);
+  CHECK(equal.verdict == Change::inconclusive);
+  CHECK(equal.reason == "all 30 samples equal 1 µs: the timer's resolution, and so where the median lies, is unknown");
+}
+
+TEST_CASE("an adjusted p-value exactly at alpha is significant, as statsmodels rejects it") {
+  std::vector<history::TimingComparison> tests(2, history::test_timing("e", "gpu_time", figure(100, 20, 3), figure(150, 20, 3)));
+  tests[0].p = 0.025;  // Holm: 2 * 0.025 = 0.05
+  tests[1].p = 0.05;   // 1 * 0.05 = 0.05
+  history::decide(tests, {{"gpu_time", 0.03}}, 0.05);
+  CHECK(tests[0].p_adjusted == 0.05);
+  CHECK(tests[0].verdict == Change::slower);
+  CHECK(tests[1].verdict == Change::slower);
+}
+
+TEST_CASE("a non-finite sample is refused, not compared") {
+  auto bad = figure(100, 20);
+  bad.samples[3] = NAN;
+  CHECK_THROWS_AS(history::test_timing("e", "gpu_time", figure(100, 20), bad), std::invalid_argument);
+}
+
+TEST_CASE("the history's noise is pooled within the stretches that steps separate") {
+  // Four runs of three rounds each at 100, then four at 150: the step between is found from the
+  // runs' own rounds, and each stretch's spread (1% between processes) is pooled, the step left out.
+  std::vector<outcome::Stats> runs;
+  for (int i = 0; i < 4; ++i) runs.push_back(figure(100, 20, 3));
+  for (int i = 0; i < 4; ++i) runs.push_back(figure(150, 20, 3));
+  const auto noise = history::history_noise(runs, "gpu_time", 0.03, 0.05);
+  CHECK(noise.df == 2 * (12 - 1));
+  CHECK(noise.sigma == doctest::Approx(0.008528).epsilon(0.001));  // 99, 100 and 101 four times each
+  // Without rounds no step can be found, and the spread over the stretch includes the step: larger, never smaller.
+  std::vector<outcome::Stats> single;
+  for (int i = 0; i < 4; ++i) single.push_back(figure(100, 20));
+  for (int i = 0; i < 4; ++i) single.push_back(figure(150, 20));
+  CHECK(history::history_noise(single, "gpu_time", 0.03, 0.05).sigma > 0.1);
+}
