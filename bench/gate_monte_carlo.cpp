@@ -23,6 +23,7 @@
 #include <random>
 
 #include "history/compare.hpp"
+#include "runner/sampler.hpp"
 
 using namespace expr;
 
@@ -38,20 +39,17 @@ struct Figure {
   std::size_t rounds = 1;
 };
 
-// One run's figure: `rounds` processes of `samples` samples each, its true median `median`.
+// One run's figure: `rounds` processes of `samples` samples each, its true median `median`,
+// summarised and combined as the runner does (runner/sampler.hpp).
 outcome::Stats measure(const Figure& f, double median) {
-  outcome::Stats s;
+  std::vector<outcome::Stats> rounds;
   for (std::size_t r = 0; r < f.rounds; ++r) {
     const double process = median * std::exp(f.sigma_between * normal(rng));
-    std::vector<double> round;
-    for (std::size_t i = 0; i < f.samples; ++i) round.push_back(process * std::exp(f.spread * normal(rng)));
-    s.rounds.push_back(util::median(round));
-    s.samples.insert(s.samples.end(), round.begin(), round.end());
+    runner::Sampler round(outcome::Iterations{});
+    for (std::size_t i = 0; i < f.samples; ++i) round.add(process * std::exp(f.spread * normal(rng)));
+    rounds.push_back(round.stats(0));
   }
-  s.count = s.samples.size();
-  s.median = f.rounds >= 2 ? util::median(s.rounds) : util::median(s.samples);
-  if (f.rounds == 1) s.rounds.clear();  // as a run recorded in one process reads
-  return s;
+  return runner::combine_rounds(rounds);
 }
 
 // A calibration of k unchanged runs of one round each: sigma between runs and its df, as

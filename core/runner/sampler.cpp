@@ -1,4 +1,4 @@
-// The stopping rule and the robust summary of timing samples.
+// The stopping rule, the robust summary of timing samples, and rounds combined into one figure.
 #include "runner/sampler.hpp"
 
 #include <algorithm>
@@ -6,6 +6,8 @@
 #include <numeric>
 #include <stdexcept>
 #include <string>
+
+#include "util/statistics.hpp"
 
 namespace expr::runner {
 
@@ -71,6 +73,28 @@ outcome::Stats Sampler::stats(double elapsed) const {
   s.max = *std::max_element(samples_.begin(), samples_.end());
   s.mean = std::accumulate(samples_.begin(), samples_.end(), 0.0) / static_cast<double>(s.count);
   s.converged = s.count >= static_cast<std::size_t>(criteria_.min_samples) && sp.noise <= criteria_.max_noise;
+  return s;
+}
+
+outcome::Stats combine_rounds(const std::vector<outcome::Stats>& rounds) {
+  outcome::Stats s;
+  if (rounds.empty()) return s;
+  s.converged = true;
+  for (const auto& r : rounds) {
+    s.samples.insert(s.samples.end(), r.samples.begin(), r.samples.end());
+    s.rounds.push_back(r.median);
+    s.count += r.count;
+    s.iterations += r.iterations;
+    s.seconds += r.seconds;
+    s.converged = s.converged && r.converged;
+  }
+  if (s.samples.empty()) return s;
+  const auto summary = summarise(s.samples);
+  s.spread = summary.spread;
+  s.median = rounds.size() >= 2 ? util::median(s.rounds) : summary.median;
+  s.min = *std::min_element(s.samples.begin(), s.samples.end());
+  s.max = *std::max_element(s.samples.begin(), s.samples.end());
+  s.mean = std::accumulate(s.samples.begin(), s.samples.end(), 0.0) / static_cast<double>(s.samples.size());
   return s;
 }
 

@@ -33,4 +33,10 @@ class Sampler {
   bool converged_ = false;  // at the last look
 };
 
+// One figure timed in several rounds (one worker process each, in the order they ran) as one
+// Stats: every sample, each round's median in `rounds`, and with two or more rounds the median of
+// those as the median, so that one odd process does not move it. Counts, iterations and seconds add
+// up; converged when every round converged. Empty for no rounds.
+outcome::Stats combine_rounds(const std::vector<outcome::Stats>& rounds);
+
 }  // namespace expr::runner

@@ -8,28 +8,26 @@
 #include <stdexcept>
 
 #include "history/compare.hpp"
+#include "runner/sampler.hpp"
 
 using namespace expr;
 using history::Change;
 
 namespace {
 
-// A figure timed in `rounds` processes of `per_round` samples each; process r runs at
-// median * (1 + step * (r - (rounds - 1) / 2)), its samples spread evenly by 1% around that.
+// A figure timed in `rounds` processes of `per_round` samples each, combined as the runner
+// combines them; process r runs at median * (1 + step * (r - (rounds - 1) / 2)), its samples spread
+// evenly by 1% around that.
 outcome::Stats figure(double median, std::size_t per_round, std::size_t rounds = 1, double step = 0.01) {
-  outcome::Stats s;
+  std::vector<outcome::Stats> processes;
   for (std::size_t r = 0; r < rounds; ++r) {
     const double process = median * (1 + step * (static_cast<double>(r) - static_cast<double>(rounds - 1) / 2));
-    std::vector<double> round;
+    runner::Sampler round(outcome::Iterations{});
     for (std::size_t i = 0; i < per_round; ++i)
-      round.push_back(process * (1 + 0.01 * (static_cast<double>(i) / std::max<double>(1, static_cast<double>(per_round - 1)) - 0.5)));
-    s.rounds.push_back(util::median(round));
-    s.samples.insert(s.samples.end(), round.begin(), round.end());
+      round.add(process * (1 + 0.01 * (static_cast<double>(i) / std::max<double>(1, static_cast<double>(per_round - 1)) - 0.5)));
+    processes.push_back(round.stats(0));
   }
-  s.count = s.samples.size();
-  s.median = rounds >= 2 ? util::median(s.rounds) : util::median(s.samples);
-  if (rounds == 1) s.rounds.clear();  // as runs recorded in one process read
-  return s;
+  return runner::combine_rounds(processes);
 }
 
 history::TimingComparison judged(const outcome::Stats& base, const outcome::Stats& candidate, double threshold, std::size_t tests = 1,

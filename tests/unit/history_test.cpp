@@ -1,9 +1,14 @@
 // The structure of a trace and the comparison of two runs, on series 3 as recorded on the H200
 // (tests/data/series3-h200): masked_fill out of place against in place is the regression the gate
-// must catch by its cause, a device-to-device copy, whatever the timing says.
+// must catch by its cause, a device-to-device copy, whatever the timing says. And what a timing
+// keeps of its rounds, through results.json and the history.
 #include <doctest/doctest.h>
 
+#include <filesystem>
+
 #include "history/compare.hpp"
+#include "history/store.hpp"
+#include "outcome/measurement_json.hpp"
 #include "report/run_directory.hpp"
 
 using namespace expr;
@@ -102,4 +107,39 @@ TEST_CASE("runs from another GPU are refused, naming the difference") {
   REQUIRE(!c.environment.empty());
   CHECK(c.environment.front().machine);
   CHECK(c.environment.front().key == "gpu");
+}
+
+TEST_CASE("a timing's rounds and its calibration's degrees of freedom survive results.json and the history") {
+  outcome::Measurement m;
+  m.experiment = "w";
+  m.plugin = "waiter";
+  m.status = outcome::Status::ok;
+  m.host = outcome::Stats{};
+  m.host->samples = {100, 101, 102, 99, 98, 103};
+  m.host->count = 6;
+  m.host->rounds = {100.5, 99.5};
+  m.host->median = 100;
+  m.host->run_to_run = 0.02;
+  m.host->run_to_run_df = 9;
+  const auto back = outcome::measurement_from_json(outcome::to_json(m));
+  CHECK(back.host->rounds == m.host->rounds);
+  CHECK(back.host->run_to_run_df == 9);
+
+  const auto file = std::filesystem::temp_directory_path() / "expr_unit_history_rounds.sqlite";
+  std::filesystem::remove(file);
+  {
+    history::Store store(file);
+    auto run = run_of("rounds", recorded("naive", "naive"));
+    run.experiments.front().timings["host_time"] = *m.host;
+    store.begin_run(run);
+    store.record_experiment(run.id, run.experiments.front());
+    const auto loaded = store.load("rounds");
+    REQUIRE(loaded);
+    const auto& host = loaded->experiments.front().timings.at("host_time");
+    CHECK(host.rounds == m.host->rounds);
+    CHECK(host.run_to_run_df == 9);
+    // A timing recorded in one process reads as one round, its median.
+    CHECK(analysis::round_medians(loaded->experiments.front().timings.at("gpu_time")).size() == 1);
+  }
+  std::filesystem::remove(file);
 }

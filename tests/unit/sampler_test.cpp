@@ -52,3 +52,22 @@ TEST_CASE("a sample that is not a finite number is a failed measurement, refused
   CHECK_THROWS_AS(s.add(std::vector<double>{1.0, INFINITY}), std::invalid_argument);
   CHECK_THROWS_AS(s.add(-INFINITY), std::invalid_argument);
 }
+
+TEST_CASE("rounds combine into one figure whose median is the rounds' median: one odd process does not move it") {
+  std::vector<expr::outcome::Stats> rounds;
+  for (const double level : {1000.0, 1010.0, 3000.0}) {  // the third process ran 3x slower
+    Sampler s(criteria(4, 1.0));
+    for (int i = 0; i < 4; ++i) s.add(level + i);
+    rounds.push_back(s.stats(0.5));
+  }
+  const auto combined = expr::runner::combine_rounds(rounds);
+  CHECK(combined.rounds == std::vector<double>{1001.5, 1011.5, 3001.5});
+  CHECK(combined.median == 1011.5);
+  CHECK(combined.samples.size() == 12);
+  CHECK(combined.count == 12);
+  CHECK(combined.seconds == doctest::Approx(1.5));
+  CHECK(combined.min == 1000);
+  CHECK(combined.max == 3003);
+  CHECK(expr::runner::combine_rounds({rounds.front()}).median == 1001.5);
+  CHECK(expr::runner::combine_rounds({}).count == 0);
+}
