@@ -63,7 +63,7 @@ std::string range(const Summary& s) { return fmt::format("{} [{} .. {}]", second
 // when there is no context to be had (no GPU).
 struct FloorSample {
   double context_ns = 0;  // fork to context ready
-  double reaped_ns = 0;   // fork to reaped
+  double reaped_ns = 0;   // fork to ended (WorkerExit::ended)
 };
 std::variant<FloorSample, std::string> floor_sample() {
   std::string error;
@@ -83,7 +83,7 @@ std::variant<FloorSample, std::string> floor_sample() {
   fs::remove(options.log_file, ec);
   if (!exit.result) return fmt::format("the bare worker {}{}", exit.describe(), error.empty() ? "" : ": " + error);
   return FloorSample{static_cast<double>(exit.result->at("context_ready_ns").get<std::int64_t>() - exit.spawned),
-                     static_cast<double>(exit.reaped - exit.spawned)};
+                     static_cast<double>(exit.ended - exit.spawned)};
 }
 
 struct Floor {
@@ -168,7 +168,7 @@ std::string meaning(const std::string& step) {
       {"tracing", "tracing"},
       {"counters", "counters (hardware counters, where on)"},
       {"teardown", "teardown"},
-      {"result", "result sent, worker exits, reaped"},
+      {"result", "result sent, until the parent has it and the pipe is closed"},
   };
   const bool cold = step.starts_with("cold: ");
   const auto it = m.find(cold ? step.substr(6) : step);

@@ -414,13 +414,38 @@ Quantity timing(const outcome::Stats& s) {
   return q;
 }
 
-Outcome gpu_time(const outcome::Measurement& m, const MetricCall&) {
+std::optional<Unavailable> no_device_timing(const outcome::Measurement& m, const char* metric) {
   if (auto u = not_ran(m)) return *u;
-  if (!m.device_time)
-    return Unavailable{m.device == Device::cuda
-                           ? "gpu_time needs CUDA-event timing, which a traced call does not get; busy_time is its device time"
-                           : "gpu_time needs CUDA-event timing, and the experiment ran on the cpu"};
-  return Observation{timing(*m.device_time), stats_evidence(*m.device_time), {}};
+  if (m.device_time) return std::nullopt;
+  return Unavailable{fmt::format("{} needs CUDA-event timing, {}", metric,
+                                 m.device == Device::cuda ? "which a traced call does not get; busy_time is its device time"
+                                                          : "and the experiment ran on the cpu")};
+}
+
+Outcome gpu_time(const outcome::Measurement& m, const MetricCall&) {
+  if (auto u = no_device_timing(m, "gpu_time")) return *u;
+  std::vector<std::string> caveats;
+  if (!m.queue_not_held.empty()) caveats.push_back(m.queue_not_held);
+  if (!m.timing_warning.empty()) caveats.push_back(m.timing_warning);
+  return Observation{timing(*m.device_time), stats_evidence(*m.device_time) + (m.queue_not_held.empty() ? ", launch queue held full" : ""),
+                     caveats};
+}
+
+Outcome loop_time(const outcome::Measurement& m, const MetricCall&) {
+  if (auto u = no_device_timing(m, "loop_time")) return *u;
+  if (!m.loop_time) return Unavailable{"loop_time was not measured: the run was recorded before expr timed the plain loop"};
+  return Observation{timing(*m.loop_time), stats_evidence(*m.loop_time), {}};
+}
+
+Outcome launch_ratio(const outcome::Measurement& m, const MetricCall&) {
+  if (auto u = no_device_timing(m, "launch_ratio")) return *u;
+  if (!m.host) return Unavailable{"no host timing was recorded"};
+  const double ratio = m.host->median / m.device_time->median;
+  return Observation{count(ratio),
+                     fmt::format("host_time {} over gpu_time {}: {}", util::format_duration(m.host->median),
+                                 util::format_duration(m.device_time->median),
+                                 ratio >= 1 ? "launch-bound, the device waits for the host" : "the device is the bottleneck"),
+                     {}};
 }
 
 Outcome host_time(const outcome::Measurement& m, const MetricCall&) {
@@ -549,7 +574,12 @@ std::vector<MetricSpec> build_catalog() {
         text_figure("launch_api", "the API call that issued it")},
        {},
        copy},
-      {"gpu_time", "median device time per iteration, by CUDA events, tracing off", {}, {}, timed, gpu_time},
+      {"gpu_time", "median device time per iteration, by CUDA events around calls enqueued behind a held queue, tracing off", {}, {},
+       timed, gpu_time},
+      {"loop_time", "median device time per iteration of a plain loop of calls, the host's launch gaps included, tracing off", {}, {},
+       timed, loop_time},
+      {"launch_ratio", "host_time / gpu_time: 1 or more when the host launches a call more slowly than the device runs it (launch-bound)",
+       {}, {}, counted, launch_ratio},
       {"host_time", "median host time of one run() call, device idle before each call, tracing off", {}, {}, timed, host_time},
       {"first_call", "time of the cold first run(), device work included", {}, {}, timed, first_call},
       {"tflops", "TFLOP/s from the plugin's work model over the device (else host) time", {}, {}, counted, tflops},

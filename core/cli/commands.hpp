@@ -57,6 +57,7 @@ struct RunArgs {
   GateArgs gate;
   std::optional<std::string> shard;  // "K/N": run only this shard's experiments (series/shard.hpp)
   std::optional<std::string> gpus;   // "all", "N" or "I,J,...": one worker per GPU (runner/schedule.hpp)
+  std::optional<int> rounds;         // --rounds: timing rounds of every experiment, over the series' choice
 };
 
 // Where runs are recorded unless --history says otherwise: $EXPR_HISTORY, else

@@ -56,6 +56,9 @@ int main(int argc, char** argv) {
   auto* shard = run_cmd->add_option("--shard", run.shard, "K/N: run only shard K (0 to N-1) of N; `expr merge` joins the shards' run directories");
   run_cmd->add_option("--gpus", run.gpus, "all, N or I,J,...: run experiments at once, one worker per GPU, each worker seeing only its GPU "
                       "(with CPU experiments only and no GPU: N workers)");
+  auto* rounds = run_cmd->add_option("--rounds", run.rounds, "time every experiment in this many worker processes (default: the series' "
+                                     "iterations: rounds, else 3); comparisons take the noise between them into account")
+                     ->check(CLI::Range(1, 100));
   auto* force = run_cmd->add_flag("--force", run.force, "--out may hold an earlier run: replace it (its results, reports and experiment folders)");
   run_cmd->add_option("--resume", run.resume, "take up the run in this directory: run only its experiments without a result, "
                       "with the options it was started with")
@@ -64,6 +67,7 @@ int main(int argc, char** argv) {
       ->excludes(device)
       ->excludes(axis)
       ->excludes(shard)
+      ->excludes(rounds)
       ->excludes(force);
   run_cmd->add_option("--history", run.history, "record the run in this history database (default: $EXPR_HISTORY, else runs/history.sqlite)");
   run_cmd->add_flag("--no-history", run.no_history, "record nothing in the history");

@@ -117,6 +117,8 @@ ExpectedCosts expected_costs(history::Store* store, const series::Plan& plan, hi
 std::optional<LoadedSeries> load_request(const fs::path& file, const report::RunRequest& request, history::Store* store,
                                          const report::ShardRecord* resumed) {
   auto loaded = load_series(file, request.axes);
+  if (loaded && request.rounds)
+    for (auto& e : loaded->plan.experiments) e.iterations.rounds = *request.rounds;
   if (!loaded || !request.shard) return loaded;
   series::Shard shard;
   try {
@@ -550,7 +552,7 @@ int run(const RunArgs& args) {
     const int code = prepare_resume(args, store ? &*store : nullptr, p);
     if (code != ok || args.dry_run) return code;
   } else {
-    p.request = {fs::absolute(args.series), args.axes, args.filter, args.device, args.shard};
+    p.request = {fs::absolute(args.series), args.axes, args.filter, args.device, args.shard, args.rounds};
     p.loaded = load_request(args.series, p.request, store ? &*store : nullptr, nullptr);
     if (!p.loaded) return bad_input;
     if (args.dry_run) {
@@ -658,7 +660,7 @@ int calibrate(const CalibrateArgs& args) {
   Execution how;
   how.store = &*store;
   how.terminal_report = false;
-  const report::RunRequest request{fs::absolute(args.run.series), args.run.axes, args.run.filter, args.run.device, std::nullopt};
+  const report::RunRequest request{fs::absolute(args.run.series), args.run.axes, args.run.filter, args.run.device, std::nullopt, std::nullopt};
   const auto root = args.run.out.value_or(default_run_dir(name, "-calibration"));
   std::vector<history::RunRecord> records;
   std::vector<std::string> ids;

@@ -41,8 +41,11 @@ bool Comparison::regression() const {
 
 std::vector<std::string> Comparison::inconclusive_experiments() const {
   std::vector<std::string> out;
+  // Only where more samples could settle it: a timing whose noise between processes alone is
+  // beyond its threshold (or unknown) stays inconclusive however often it is measured again.
   for (const auto& t : timings)
-    if (t.verdict == Change::inconclusive && std::find(out.begin(), out.end(), t.experiment) == out.end()) out.push_back(t.experiment);
+    if (t.verdict == Change::inconclusive && t.floor <= t.threshold && std::find(out.begin(), out.end(), t.experiment) == out.end())
+      out.push_back(t.experiment);
   return out;
 }
 
@@ -193,8 +196,19 @@ void decide(std::vector<TimingComparison>& tests, const std::map<std::string, do
   // Holm rejects a test at alpha/m at its first step whatever the others say: a test whose smallest
   // p cannot reach that may never find anything.
   const double first_step = alpha / static_cast<double>(std::max<std::size_t>(1, tests.size()));
+  // A point whose few rounds happen to agree understates how far its figure moves: host times move
+  // between a few states, and three rounds can all land in one (on the H200 sdpa_cudnn's host_time
+  // read 15, 15 and 15 µs in one run and 25, 28 and 22 in the next). So no point is taken as
+  // quieter than its metric's noise pooled over every point of the comparison.
+  std::map<std::string, std::vector<analysis::ProcessNoise>> estimates;
+  for (const auto& t : tests)
+    if (t.noise.known()) estimates[t.metric].push_back(t.noise);
   for (std::size_t i = 0; i < tests.size(); ++i) {
     auto& t = tests[i];
+    if (const auto pooled = analysis::pool(estimates[t.metric]); t.noise.known() && pooled.sigma > t.noise.sigma) {
+      t.noise = pooled;
+      t.noise_sources = "every point's " + t.noise_sources + ", pooled";
+    }
     t.p_adjusted = adjusted[i];
     t.threshold = thresholds.count(t.metric) ? thresholds.at(t.metric) : 0.0;
     t.floor = noise_floor(t.noise, t.base_rounds, t.candidate_rounds, tests.size(), alpha);

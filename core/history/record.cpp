@@ -18,16 +18,17 @@ const ExperimentRecord* RunRecord::find(const std::string& identity) const {
 
 namespace {
 
-// The worker's wall time: from "spawned" to "reaped" (outcome::Mark), when both were marked.
+// The worker's wall time: from "spawned" to "ended" ("reaped" in runs from before it), when both
+// were marked (outcome::Mark).
 std::optional<double> wall_seconds(const outcome::Measurement& m) {
   const auto at = [&](const char* step) -> std::optional<double> {
     for (const auto& mark : m.timeline)
       if (mark.step == step) return static_cast<double>(mark.at);
     return std::nullopt;
   };
-  const auto spawned = at("spawned"), reaped = at("reaped");
-  if (!spawned || !reaped || *reaped < *spawned) return std::nullopt;
-  return (*reaped - *spawned) / 1e9;
+  const auto spawned = at("spawned"), ended = at("ended") ? at("ended") : at("reaped");
+  if (!spawned || !ended || *ended < *spawned) return std::nullopt;
+  return (*ended - *spawned) / 1e9;
 }
 
 }  // namespace

@@ -1,9 +1,21 @@
-// Loading a measurement's trace when it is first read.
+// Loading a measurement's trace when it is first read; a timing round's share of the budget.
 #include "outcome/measurement.hpp"
+
+#include <algorithm>
 
 #include "trace/trace_file.hpp"
 
 namespace expr::outcome {
+
+Iterations Iterations::round_share() const {
+  auto share = *this;
+  const int n = std::max(rounds, 1);
+  share.min_samples = (min_samples + n - 1) / n;
+  share.min_time = min_time / n;
+  share.max_time = max_time / n;
+  return share;
+}
+
 
 struct TraceSource::State {
   std::filesystem::path file;

@@ -21,13 +21,23 @@ namespace expr::outcome {
 // How much to run. Timed sampling stops once the median is known to within max_noise (after
 // min_samples and min_time) or once max_time is spent; runner/sampler.hpp says how. "Noise" is
 // always the median's own uncertainty; how far the samples scatter is their "spread".
+//
+// Timing runs in `rounds` worker processes: the first measures everything, each later one only
+// times (setup, a warm-up, the timing loops), and the sample and time budgets are shared among
+// them. What differs between two unchanged runs is mostly the process (its placement, allocator
+// and page layout), so a figure's median is the median of its rounds' medians, and their scatter
+// is the noise a comparison of two runs must allow for.
 struct Iterations {
   int warmup = 3;
   int traced = 3;
   int min_samples = 10;
-  double min_time = 0.2;   // seconds
-  double max_time = 3.0;   // seconds, per timing loop
+  double min_time = 0.2;   // seconds, over all rounds
+  double max_time = 3.0;   // seconds per timing loop, over all rounds
   double max_noise = 0.005; // standard error of the median, relative to it
+  int rounds = 3;
+
+  // What one round's timing loops ask for: its share of the samples and of the time.
+  Iterations round_share() const;
 };
 
 // Repeated samples of one quantity, in nanoseconds, and their summary.
@@ -40,7 +50,7 @@ struct Stats {
   // With two or more, `median` is their median, so one odd process does not move it. Empty in runs
   // recorded before rounds existed: they read as one round whose median is `median`
   // (analysis/noise.hpp: round_medians).
-  std::vector<double> rounds;
+  std::vector<double> rounds{};
   std::size_t iterations = 0;   // calls timed: a device sample is the mean of a batch of calls
   double median = 0, mean = 0, min = 0, max = 0;
   double spread = 0;       // how far the samples scatter, relative to the median (robust: 1.4826 MAD / median)
@@ -91,7 +101,8 @@ enum class Status { ok, failed, crashed, timed_out, skipped, interrupted };
 // before fork), "worker" (the child running), then each phase as it starts ("setup", within it
 // "cuda context", "device queries" and "plugin setup"; "first call", "verify", "warm-up",
 // "timing", "tracing", "counters" where counters are on, "teardown"), "result" (the child about
-// to send it) and "reaped" (the parent, once the child is gone). A failed experiment's timeline stops where it failed. It shows
+// to send it) and "ended" (the parent, once the child's result is in and its pipe closed; runs
+// recorded before timing rounds have "reaped" there, once the child was gone). A failed experiment's timeline stops where it failed. It shows
 // where the time of a run goes: bench/fixed_cost.cpp reads it.
 struct Mark {
   std::string step;
@@ -112,7 +123,18 @@ struct Measurement {
   std::optional<double> first_call_ns;  // the cold first run(), device work included
   std::string setup_warning;            // the setup rule check's finding (runner/context.hpp); empty when none
   std::optional<Stats> host;            // host wall time of run(), device idle before each call
-  std::optional<Stats> device_time;     // CUDA-event time per iteration, back to back
+  // Device time per iteration with the launch queue held full (device/queue_hold.hpp): what the
+  // device spends, without the host's launch gaps. The metric gpu_time.
+  std::optional<Stats> device_time;
+  // Device time per iteration of the same calls launched back to back as a plain loop would, the
+  // host's launch gaps included: where it exceeds device_time the loop is launch-bound. loop_time.
+  std::optional<Stats> loop_time;
+  // Why device_time could not be taken with the queue held (run() waits for the device itself),
+  // so that it is the loop's time; empty when it was held.
+  std::string queue_not_held;
+  // Where gpu_time disagrees with the traced kernels' own durations for an iteration of one
+  // kernel (a timing that cannot be right); empty when they agree or cannot be compared.
+  std::string timing_warning;
   std::optional<double> wall_seconds;   // the experiment's wall time in its workers, as the parent saw it
   std::optional<Work> work;
   std::vector<Correctness> correctness;

@@ -91,12 +91,16 @@ json to_json(const Measurement& m) {
   for (const auto& [k, v] : m.params) j["params"][k] = to_json(v);
   const auto& it = m.iterations;
   j["iterations"] = {{"warmup", it.warmup},       {"traced", it.traced},     {"min_samples", it.min_samples},
-                     {"min_time_s", it.min_time}, {"max_time_s", it.max_time}, {"max_noise", it.max_noise}};
+                     {"min_time_s", it.min_time}, {"max_time_s", it.max_time}, {"max_noise", it.max_noise},
+                     {"rounds", it.rounds}};
   for (const auto& c : m.correctness)
     j["correctness"].push_back({{"what", c.what}, {"relative_error", number(c.relative_error)}, {"tolerance", c.tolerance}, {"ok", c.ok()}});
   if (m.first_call_ns) j["timing"]["first_call_ns"] = *m.first_call_ns;
   if (m.host) j["timing"]["host"] = stats_json(*m.host);
   if (m.device_time) j["timing"]["device"] = stats_json(*m.device_time);
+  if (m.loop_time) j["timing"]["loop"] = stats_json(*m.loop_time);
+  if (!m.queue_not_held.empty()) j["timing"]["queue_not_held"] = m.queue_not_held;
+  if (!m.timing_warning.empty()) j["timing"]["warning"] = m.timing_warning;
   if (m.wall_seconds) j["timing"]["wall_seconds"] = *m.wall_seconds;
   if (m.work) j["work"] = {{"flops", m.work->flops}, {"bytes", m.work->bytes}};
   if (!m.setup_warning.empty()) j["setup_warning"] = m.setup_warning;
@@ -117,7 +121,9 @@ Measurement measurement_from_json(const json& j) {
   m.reason = j.value("reason", "");
   for (const auto& [k, v] : j.at("params").items()) m.params[k] = param_from_json(v);
   if (const auto it = j.find("iterations"); it != j.end())
-    m.iterations = {it->at("warmup"), it->at("traced"), it->at("min_samples"), it->at("min_time_s"), it->at("max_time_s"), it->at("max_noise")};
+    // Runs recorded before rounds existed timed in one worker.
+    m.iterations = {it->at("warmup"), it->at("traced"), it->at("min_samples"), it->at("min_time_s"), it->at("max_time_s"), it->at("max_noise"),
+                    it->value("rounds", 1)};
   m.facts = j.value("facts", std::map<std::string, std::string>{});
   m.environment = j.value("environment", std::map<std::string, std::string>{});
   for (const auto& c : j.value("correctness", json::array()))
@@ -126,6 +132,9 @@ Measurement measurement_from_json(const json& j) {
   if (t.contains("first_call_ns")) m.first_call_ns = t.at("first_call_ns").get<double>();
   if (t.contains("host")) m.host = stats_from(t.at("host"));
   if (t.contains("device")) m.device_time = stats_from(t.at("device"));
+  if (t.contains("loop")) m.loop_time = stats_from(t.at("loop"));
+  m.queue_not_held = t.value("queue_not_held", "");
+  m.timing_warning = t.value("warning", "");
   if (t.contains("wall_seconds")) m.wall_seconds = t.at("wall_seconds").get<double>();
   if (j.contains("work")) m.work = Work{j.at("work").at("flops"), j.at("work").at("bytes")};
   m.setup_warning = j.value("setup_warning", "");

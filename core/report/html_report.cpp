@@ -68,7 +68,8 @@ const std::vector<Figure>& main_figures() {
       {"tflops", "TFLOP/s", {"tflops", {}, ""}, plot::Unit::number, Figure::Noise::throughput, "TFLOP/s: " + throughput + "."},
       {"gbps", "GB/s", {"gbps", {}, ""}, plot::Unit::number, Figure::Noise::throughput, "GB/s: " + throughput + "."},
       {"occupancy", "Occupancy of the main kernel", {"kernel", {}, "occupancy"}, plot::Unit::percent, Figure::Noise::none,
-       "Theoretical occupancy of the kernel with the most device time, from its launch footprint."},
+       "Theoretical occupancy of the kernel with the most device time, from its launch footprint: one line per kernel, in its "
+       "variant's colour, so a line never joins two different kernels."},
       {"achieved_occupancy", "Achieved occupancy of the main kernel", {"kernel", {}, "achieved_occupancy"}, plot::Unit::percent,
        Figure::Noise::none,
        "Achieved occupancy of the same kernel, from hardware counters over one iteration (only where the series turned counters on)."},
@@ -133,6 +134,24 @@ std::optional<plot::Point> reading(const ExperimentResult& e, const Figure& f, d
   p.tooltip += fmt::format("\nmin to max: {} to {}\n{} samples, spread {}", shown(p.whiskers->first, f.unit), shown(p.whiskers->second, f.unit),
                            stats->count, util::format_percent(stats->spread));
   return p;
+}
+
+// The name of the kernel with the most device time, which the occupancy figures describe, as a
+// legend has room for it: without its return type, anonymous namespaces, template arguments and
+// parameters ("at::native::cunn_SoftMaxForward").
+std::string main_kernel_name(const outcome::Measurement& m) {
+  try {
+    const auto o = analysis::evaluate(m, {"kernel", {}, "name"});
+    if (const auto* obs = std::get_if<analysis::Observation>(&o))
+      if (const auto* text = std::get_if<std::string>(&obs->value)) {
+        auto name = text->starts_with("void ") ? text->substr(5) : *text;
+        static constexpr std::string_view anonymous = "(anonymous namespace)::";
+        for (auto at = name.find(anonymous); at != std::string::npos; at = name.find(anonymous)) name.erase(at, anonymous.size());
+        return name.substr(0, name.find_first_of("<("));
+      }
+  } catch (const std::exception&) {  // a trace that cannot be read: the point has no kernel to name
+  }
+  return "?";
 }
 
 // ---- Axes and panels ----------------------------------------------------------------------------
@@ -275,12 +294,25 @@ std::vector<Plot> sweep_plots(const RunResult& run) {
         bool any_value = false;
         std::vector<std::string> not_run;
         for (const auto& family : families) {
+          // A figure of the main kernel draws one line per kernel, named: where another kernel
+          // becomes the main one, its line starts, rather than one line joining different kernels.
+          std::vector<plot::Line> kernel_lines;
           plot::Line line{family, style_of(family), {}};
           for (const auto* e : members) {
             if (e->family != family) continue;
             const double x = x_of(*value_on(e->point, axis.name));
             auto p = reading(*e, figure, x);
             any_value = any_value || p.has_value();
+            if (figure.metric.metric == "kernel") {
+              if (!p) continue;
+              // Named by the kernel alone: the colour and marker say the variant.
+              const auto kernel = main_kernel_name(e->measurement);
+              auto it = std::find_if(kernel_lines.begin(), kernel_lines.end(), [&](const plot::Line& l) { return l.name == kernel; });
+              if (it == kernel_lines.end()) it = kernel_lines.insert(kernel_lines.end(), plot::Line{kernel, style_of(family), {}});
+              p->tooltip += "\nkernel: " + kernel;
+              it->points.push_back(std::move(*p));
+              continue;
+            }
             line.points.push_back(p ? std::move(*p) : plot::Point{x, std::numeric_limits<double>::quiet_NaN(), {}, {}, {}});
             // The reason's first sentence; the whole of it is in the tables.
             const auto& reason = e->measurement.reason;
@@ -290,6 +322,7 @@ std::vector<Plot> sweep_plots(const RunResult& run) {
                                             reason.empty() ? "" : ": " + reason.substr(0, sentence == std::string::npos ? sentence : sentence + 1)));
           }
           if (!line.points.empty()) chart.lines.push_back(std::move(line));
+          for (auto& l : kernel_lines) chart.lines.push_back(std::move(l));
         }
         if (!any_value) continue;
         for (std::size_t i = 0; i < not_run.size() && i < 3; ++i) chart.notes.push_back({Tone::plain, "No value: " + not_run[i]});
@@ -342,6 +375,7 @@ tr.contradicted td:first-child { box-shadow: inset 3px 0 #d55e00; }
 tr.confirmed td:first-child { box-shadow: inset 3px 0 #009e73; }
 tr.not-evaluable td:first-child { box-shadow: inset 3px 0 #999; }
 td.evidence { max-width: 48rem; color: #555; font-size: .82rem; word-break: break-word; }
+td.reason { max-width: 72rem; color: #555; font-size: .82rem; word-break: break-word; }
 .scroll { overflow-x: auto; }
 )";
 
@@ -373,10 +407,13 @@ std::string where(const JudgedGuess& g) {
 // The cells after a guess's verdict, guess and sweep or experiment: observed, guessed, evidence, where.
 std::string guess_cells_tail(const JudgedGuess& g) {
   const auto& j = g.judgement;
-  const bool judged = j && j->verdict != expect::Verdict::not_evaluable;
-  return fmt::format("<td>{}</td><td>{}</td><td class=\"evidence\">{}{}</td><td>{}</td>", escape(judged ? j->observed : outcome_text(g)),
-                     escape(judged ? j->guessed : ""), escape(j ? j->evidence : ""),
-                     g.spec.why.empty() ? "" : "<br><i>" + escape(g.spec.why) + "</i>", escape(where(g)));
+  const auto why = g.spec.why.empty() ? "" : "<br><i>" + escape(g.spec.why) + "</i>";
+  // A guess that could not be judged has a reason instead of figures, often a long one (a failed
+  // experiment's message): it gets the width of the three figure columns, not that of one.
+  if (!j || j->verdict == expect::Verdict::not_evaluable)
+    return fmt::format("<td class=\"reason\" colspan=\"3\">{}{}</td><td>{}</td>", escape(outcome_text(g)), why, escape(where(g)));
+  return fmt::format("<td>{}</td><td>{}</td><td class=\"evidence\">{}{}</td><td>{}</td>", escape(j->observed), escape(j->guessed),
+                     escape(j->evidence), why, escape(where(g)));
 }
 
 std::string table_html(const Table& t) {
@@ -455,10 +492,15 @@ std::string html_report(const RunResult& run, const std::vector<Plot>& plots) {
 
   out += "<section id=\"experiments\">\n<h2>Experiments side by side</h2>\n" + table_html(comparison_table(run));
   std::string reasons;
-  for (const auto& e : run.experiments)
-    if (!e.measurement.reason.empty())
-      reasons += fmt::format("<li><code>{}</code> {}: {}</li>\n", escape(e.measurement.experiment), escape(std::string(outcome::to_string(e.measurement.status))),
-                             escape(e.measurement.reason));
+  for (const auto& e : run.experiments) {
+    const auto& m = e.measurement;
+    if (!m.reason.empty())
+      reasons += fmt::format("<li><code>{}</code> {}: {}</li>\n", escape(m.experiment), escape(std::string(outcome::to_string(m.status))),
+                             escape(m.reason));
+    // A device timing that is suspect, or not what gpu_time usually is, is said where it is read.
+    for (const auto* note : {&m.timing_warning, &m.queue_not_held})
+      if (!note->empty()) reasons += fmt::format("<li class=\"warning\"><code>{}</code> gpu_time: {}</li>\n", escape(m.experiment), escape(*note));
+  }
   if (!reasons.empty()) out += "<ul>\n" + reasons + "</ul>\n";
   out += "</section>\n<section id=\"environment\">\n<h2>Environment</h2>\n";
   Table environment{{"key", "value"}, {}};

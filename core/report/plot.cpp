@@ -381,7 +381,9 @@ std::string svg(const Chart& c) {
         for (const auto& [x, y] : m.points) d += fmt::format("{}{} {}", d.empty() ? "M" : "L", px(X(x)), px(Y(clamp_y(y))));
         // Dark over the family's own line, which it follows where the fit is good.
         out += fmt::format(R"(<path class="fit" d="{}" fill="none" stroke="{}" stroke-width="1.6" stroke-dasharray="6 3"/>)", d, ink) + "\n";
-        if (!body.empty()) labels.push_back({X(m.points.back().first) - 2, Y(clamp_y(m.points.back().second)) - 8, "end", body});
+        // In the top left corner, stacked: at the curve's end a label lay over the data. Sweeps
+        // mostly grow, so that corner is the emptiest; the label names its family.
+        if (!body.empty()) labels.push_back({plot_left + 8, plot_top + 14, "start", body});
         break;
       }
       case Mark::Shape::crossing: {

@@ -330,7 +330,8 @@ void RunDirectory::write_plan(const RunPlan& plan) const {
   const auto& r = plan.request;
   json j{{"schema", plan_schema},
          {"request", {{"series", r.series.string()}, {"axes", r.axes}, {"filter", r.filter ? json(*r.filter) : json()},
-                      {"device", r.device ? json(*r.device) : json()}, {"shard", r.shard ? json(*r.shard) : json()}}},
+                      {"device", r.device ? json(*r.device) : json()}, {"shard", r.shard ? json(*r.shard) : json()},
+                      {"rounds", r.rounds ? json(*r.rounds) : json()}}},
          {"points", json::array()}};
   for (const auto& [name, settings] : plan.points) j["points"].push_back({{"name", name}, {"settings", settings}});
   util::write_atomically(this->plan(), j.dump(2, ' ', false, json::error_handler_t::replace) + "\n");
@@ -350,6 +351,7 @@ RunPlan RunDirectory::read_plan() const {
     if (!r.at("filter").is_null()) out.request.filter = r.at("filter").get<std::string>();
     if (!r.at("device").is_null()) out.request.device = r.at("device").get<std::string>();
     if (const auto shard = r.find("shard"); shard != r.end() && !shard->is_null()) out.request.shard = shard->get<std::string>();
+    if (const auto rounds = r.find("rounds"); rounds != r.end() && !rounds->is_null()) out.request.rounds = rounds->get<int>();
     for (const auto& p : j.at("points")) out.points.emplace_back(p.at("name").get<std::string>(), p.at("settings"));
   } catch (const json::exception& e) {
     throw std::runtime_error(fmt::format("{}: malformed: {}", file.string(), e.what()));

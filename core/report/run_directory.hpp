@@ -46,6 +46,7 @@ struct RunRequest {
   std::optional<std::string> filter;   // --filter
   std::optional<std::string> device;   // --device: cpu or cuda
   std::optional<std::string> shard;    // --shard K/N (series/shard.hpp)
+  std::optional<int> rounds;           // --rounds: timing rounds of every experiment (outcome::Iterations)
 };
 
 // plan.json: the request and every planned point's settings (report/resume.hpp says which), by

@@ -17,16 +17,26 @@
 #include "cupti/collector.hpp"
 #include "cupti/range_profiler.hpp"
 #include "device/cuda.hpp"
+#include "device/queue_hold.hpp"
 #include "runner/context.hpp"
+#include "runner/device_timing.hpp"
 #include "runner/sampler.hpp"
 #include "runner/worker.hpp"
 #include "trace/clock.hpp"
 #include "trace/counters.hpp"
 #include "trace/trace_file.hpp"
+#include "util/statistics.hpp"
+#include "util/units.hpp"
 
 namespace expr::runner {
 
 namespace {
+
+// How far gpu_time may stray from a lone kernel's traced duration (check_gpu_time): 3%, and more
+// than the gap the device itself leaves between back-to-back kernels, which gpu_time holds and a
+// lone traced kernel does not (0.5 to 2.3 µs for 10 to 35 µs SDPA kernels on the H200).
+constexpr double gpu_time_tolerance = 0.03;
+constexpr double launch_interval_ns = 2500;
 
 double seconds_since(trace::Ns start) { return static_cast<double>(trace::now() - start) * 1e-9; }
 
@@ -46,6 +56,26 @@ std::optional<trace::Distributed> distributed_from_environment() {
   if (!rank || !world_size || *rank < 0 || *rank >= *world_size) return std::nullopt;
   return trace::Distributed{*rank, *world_size};
 }
+
+// The device as device timing sees it: CUDA events on the legacy default stream, and the queue
+// held by device/queue_hold.hpp's kernel.
+class CudaClock final : public DeviceClock {
+ public:
+  void synchronize() override { cuda::synchronize(); }
+  void hold(std::chrono::nanoseconds timeout) override { hold_.hold(timeout); }
+  void release() override { hold_.release(); }
+  bool hold_timed_out() override { return hold_.timed_out(); }
+  void start() override {
+    events_.reset();
+    events_.record();
+  }
+  void stop() override { events_.record(); }
+  double elapsed_ns() override { return events_.elapsed().at(0); }
+
+ private:
+  cuda::EventTimer events_{2};
+  cuda::QueueHold hold_;
+};
 
 // A failure inside one phase; the phase name goes in front of the reason.
 struct PhaseError : std::runtime_error {
@@ -90,12 +120,33 @@ class Session {
            progress("tracing", fmt::format("{} iterations", plan_.iterations.traced));
            trace(trace_file, plan_.iterations.traced);
            check_setup_rule();
+           check_gpu_time();
          }},
     };
     // Only where it will measure: with counters off the worker's timeline has no such step.
     if (counters_wanted()) phases.push_back({"counters", [&] { count(trace_file); }});
     phases.push_back({"teardown", [&] { teardown(); }});
     return run_phases(phases);
+  }
+
+  // A later round: the same timing in a fresh process, nothing else measured. Its first call is a
+  // warm-up like the others here (the first round timed the cold one).
+  outcome::Measurement time_round() {
+    return run_phases({
+        {"setup", [&] { prepare(); }},
+        {"warm-up",
+         [&] {
+           ctx_.entering("run()");
+           plugin_->run(ctx_);
+           warm_up();
+         }},
+        {"timing",
+         [&] {
+           time_host();
+           if (cuda_) time_device();
+         }},
+        {"teardown", [&] { teardown(); }},
+    });
   }
 
   outcome::Measurement trace_cold(const std::filesystem::path& trace_file) {
@@ -219,7 +270,7 @@ class Session {
   // Host time of one call, with the device idle before each call so a full launch queue never
   // makes the host wait inside run().
   void time_host() {
-    Sampler sampler(plan_.iterations);
+    Sampler sampler(plan_.iterations.round_share());
     const auto start = trace::now();
     while (!sampler.done(seconds_since(start))) {
       stop_if_asked();
@@ -235,34 +286,19 @@ class Session {
     m_.host->iterations = m_.host->count;
   }
 
-  // Device time per iteration as nvbench's batch measurement takes it: one CUDA event before and
-  // one after a batch of back-to-back calls, the sample being their mean. An event between every
-  // call would add its own device time (3% of a 60 µs kernel on the H200). Each batch starts with
-  // one unmeasured call, so the device already has work when the first event is reached and the
-  // host's launch latency stays out.
+  // gpu_time and loop_time (runner/device_timing.hpp), from the host time just taken: a held
+  // batch must be enqueued well within the hold's timeout.
   void time_device() {
-    Sampler sampler(plan_.iterations);
-    cuda::EventTimer events(2);
-    std::size_t batch = 2, iterations = 0;
-    const auto start = trace::now();
-    while (!sampler.done(seconds_since(start))) {
-      stop_if_asked();
-      sync();
-      plugin_->run(ctx_);
-      events.reset();
-      events.record();
-      for (std::size_t i = 0; i < batch; ++i) plugin_->run(ctx_);
-      events.record();
-      const double per_iteration = events.elapsed().at(0) / static_cast<double>(batch);
-      sampler.add(per_iteration);
-      iterations += batch;
-      // Batches of about 10 ms: long enough to hide the sync, short enough to stop on time.
-      batch = std::clamp<std::size_t>(static_cast<std::size_t>(10e6 / std::max(per_iteration, 1000.0)), 1, 10000);
-      progress("timing device", sampler_detail(sampler));
-    }
+    CudaClock device;
+    auto times = runner::time_device(device, [&] { plugin_->run(ctx_); }, plan_.iterations.round_share(), m_.host ? m_.host->median : 0,
+                                     [&](const Sampler& gpu, const Sampler& loop) {
+                                       stop_if_asked();
+                                       progress("timing device", fmt::format("{} held, {} loop samples", gpu.count(), loop.count()));
+                                     });
     check_device("device timing");
-    m_.device_time = sampler.stats(seconds_since(start));
-    m_.device_time->iterations = iterations;
+    m_.device_time = std::move(times.gpu);
+    m_.loop_time = std::move(times.loop);
+    m_.queue_not_held = std::move(times.queue_not_held);
   }
 
   static std::string sampler_detail(const Sampler& s) { return fmt::format("{} samples", s.count()); }
@@ -375,6 +411,30 @@ class Session {
     check_device("counters");
   }
 
+  // In an iteration of one kernel and nothing else on the device, gpu_time is that kernel's own
+  // duration, which CUPTI's records give without any launch gap: where the two disagree beyond a
+  // few percent the timing cannot be right, and the result says so rather than pass it silently.
+  void check_gpu_time() {
+    if (!m_.device_time || !trace_.collection.device_traced || trace_.iterations.empty()) return;
+    std::vector<double> kernel_ns(trace_.iterations.size(), 0.0);
+    std::vector<int> kernels(trace_.iterations.size(), 0);
+    for (const auto& k : trace_.kernels)
+      if (k.iteration >= 0) {
+        kernel_ns[static_cast<std::size_t>(k.iteration)] += static_cast<double>(k.duration());
+        ++kernels[static_cast<std::size_t>(k.iteration)];
+      }
+    const auto in_iteration = [](const auto& spans) {
+      return std::any_of(spans.begin(), spans.end(), [](const auto& s) { return s.iteration >= 0; });
+    };
+    if (in_iteration(trace_.copies) || in_iteration(trace_.memsets) || std::any_of(kernels.begin(), kernels.end(), [](int n) { return n != 1; }))
+      return;
+    const double kernel = util::median(kernel_ns), gpu = m_.device_time->median;
+    if (kernel > 0 && std::fabs(gpu / kernel - 1) > gpu_time_tolerance && std::fabs(gpu - kernel) > launch_interval_ns)
+      m_.timing_warning = fmt::format("gpu_time {} is {:+.1f}% off the traced kernel's own duration {} in iterations of one kernel, more "
+                                      "than the device's gap between back-to-back kernels explains: the device timing is suspect",
+                                      util::format_duration(gpu), 100 * (gpu / kernel - 1), util::format_duration(kernel));
+  }
+
   void check_setup_rule() { m_.setup_warning = setup_rule_finding(trace_, ctx_.seen_in_setup()); }
 
   void teardown() {
@@ -407,9 +467,44 @@ outcome::Measurement trace_cold_call(const series::ExperimentPlan& plan, const P
   return Session(plan, placement, events).trace_cold(trace_file);
 }
 
+outcome::Measurement time_round(const series::ExperimentPlan& plan, const Placement& placement, const ExperimentEvents& events) {
+  return Session(plan, placement, events).time_round();
+}
+
+outcome::Measurement with_timing_rounds(outcome::Measurement measured, const std::vector<outcome::Measurement>& later) {
+  if (later.empty() || measured.status != outcome::Status::ok) return measured;
+  std::vector<outcome::Stats> host, device, loop;
+  const auto collect = [](std::vector<outcome::Stats>& figure, const std::optional<outcome::Stats>& round) {
+    if (round) figure.push_back(*round);
+  };
+  collect(host, measured.host);
+  collect(device, measured.device_time);
+  collect(loop, measured.loop_time);
+  for (std::size_t i = 0; i < later.size(); ++i) {
+    const auto& round = later[i];
+    if (round.status != outcome::Status::ok) {
+      measured.reason += fmt::format("{}timing round {} of {} {}{}: its figures are left out", measured.reason.empty() ? "" : "; ", i + 2,
+                                     measured.iterations.rounds, outcome::to_string(round.status),
+                                     round.reason.empty() ? "" : " (" + round.reason + ")");
+      continue;
+    }
+    collect(host, round.host);
+    collect(device, round.device_time);
+    collect(loop, round.loop_time);
+    if (measured.queue_not_held.empty()) measured.queue_not_held = round.queue_not_held;
+  }
+  const auto combine = [](std::optional<outcome::Stats>& figure, const std::vector<outcome::Stats>& rounds) {
+    if (figure) figure = combine_rounds(rounds);
+  };
+  combine(measured.host, host);
+  combine(measured.device_time, device);
+  combine(measured.loop_time, loop);
+  return measured;
+}
+
 void add_worker_marks(outcome::Measurement& m, const WorkerExit& exit) {
   m.timeline.insert(m.timeline.begin(), {"spawned", exit.spawned});
-  m.timeline.push_back({"reaped", exit.reaped});
+  m.timeline.push_back({"ended", exit.ended});
 }
 
 std::string setup_rule_finding(const trace::Trace& trace, const std::vector<std::string>& seen_in_setup) {

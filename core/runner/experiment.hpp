@@ -41,7 +41,16 @@ outcome::Measurement run_experiment(const series::ExperimentPlan& plan, const Pl
 outcome::Measurement trace_cold_call(const series::ExperimentPlan& plan, const Placement& placement,
                                      const std::filesystem::path& trace_file, const ExperimentEvents& events);
 
-// The parent's own marks around a worker's timeline (outcome::Mark): "spawned" first, "reaped" last.
+// A later timing round (outcome::Iterations::rounds): setup, a warm-up and the timing loops in a
+// fresh worker, nothing traced or verified.
+outcome::Measurement time_round(const series::ExperimentPlan& plan, const Placement& placement, const ExperimentEvents& events);
+
+// The first round's measurement with the later rounds' timings joined to it (combine_rounds,
+// runner/sampler.hpp); a later round that failed is named in the reason and adds nothing, and what
+// the first round measured stays.
+outcome::Measurement with_timing_rounds(outcome::Measurement measured, const std::vector<outcome::Measurement>& later);
+
+// The parent's own marks around a worker's timeline (outcome::Mark): "spawned" first, "ended" last.
 void add_worker_marks(outcome::Measurement& measurement, const WorkerExit& exit);
 
 // The setup rule check over a finished trace: when every outermost framework op of the first traced

@@ -3,9 +3,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <sstream>
+#include <utility>
 
 #include "cupti/collector.hpp"
 #include "device/cuda.hpp"
@@ -21,6 +23,11 @@
 namespace expr::runner {
 
 namespace fs = std::filesystem;
+
+std::filesystem::path ExperimentFiles::round_log(int round) const {
+  auto path = log;
+  return path.replace_extension(fmt::format("round{}{}", round, log.extension().string()));
+}
 
 DeviceProbe probe_devices() {
   DeviceProbe probe;
@@ -103,6 +110,30 @@ void experiment_job(Channel& channel, const series::ExperimentPlan& e, const Pla
   channel.send(j);
 }
 
+// A later timing round's worker: its measurement sent up as the result.
+void timing_round_job(Channel& channel, const series::ExperimentPlan& e, const Placement& placement) {
+  ExperimentEvents events{[&](std::string_view phase, std::string_view detail) {
+                            channel.send({{"type", "progress"}, {"phase", phase}, {"detail", detail}});
+                          },
+                          // The measuring worker passed the plugin's messages on already.
+                          [](LogLevel level, std::string_view message) { log::write_local(log_level(level), message); }};
+  auto j = outcome::to_json(time_round(e, placement, events));
+  j["type"] = "result";
+  channel.send(j);
+}
+
+// A timing round as the parent knows it once its worker is gone.
+outcome::Measurement conclude_round(const series::ExperimentPlan& e, const WorkerExit& exit, const std::string& last_phase,
+                                    const std::string& error, const fs::path& log) {
+  if (exit.result) return outcome::measurement_from_json(*exit.result);
+  auto m = skipped(e, fmt::format("its worker {} during {}{}", exit.describe(), last_phase, error.empty() ? "" : ": " + error));
+  m.status = exit.how == WorkerExit::How::timed_out ? outcome::Status::timed_out
+             : exit.how == WorkerExit::How::stopped ? outcome::Status::interrupted
+                                                    : outcome::Status::crashed;
+  if (const auto log_tail = tail(log, 3); !log_tail.empty()) m.reason += "; its log ends with:\n" + log_tail;
+  return m;
+}
+
 // What the parent knows of an experiment once its worker is gone: the worker's own result, or why
 // there is none.
 // `interrupts`: how many interrupts the run had acted on when the worker ended.
@@ -147,14 +178,216 @@ void pin_worker(int gpu) {
   ::setenv("CUDA_VISIBLE_DEVICES", visible.c_str(), 1);
 }
 
-// One experiment in flight.
+// One experiment in flight, and what its workers need to know of it.
 struct Running {
+  const series::ExperimentPlan* plan = nullptr;
+  Placement placement;  // as the run names it (the GPU as expr was given it)
+  Placement in_worker;  // as the worker sees it
+  int pinned = -1;      // the GPU the worker is pinned to with --gpus; -1: none
+  std::size_t slot = 0;
+  ExperimentFiles files;
   std::string last_phase = "start";
   std::string error;
   bool memory_exhausted = false;
-  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
-  // The experiment's wall time in its workers so far, as the parent sees it.
-  double seconds() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); }
+  bool holds_slot = true;  // false once its later rounds wait for their turn (SeriesRun::next_round)
+  double worker_seconds = 0;  // the experiment's wall time in its workers so far, as the parent saw it
+  std::vector<outcome::Measurement> later_rounds;  // the timing rounds after the first, as they end
+};
+
+// The parent's side of a run as named steps: each experiment's measuring worker, then (where a
+// guess reads cold.*) the cold call traced in a fresh worker, then its later timing rounds, each a
+// fresh worker too; the experiment is finished when the last ends. With one slot the later rounds
+// are spread over the run: round r of an experiment waits until `spacing_` more experiments have
+// been measured, so that the rounds of one point see the machine at different times, as the runs
+// a comparison sets side by side do (rounds taken back to back share the machine's state of the
+// moment and understate how far a figure moves between runs). At most spacing_ times the rounds
+// experiments are measured and not finished at once. With several slots (--gpus) an
+// experiment's rounds follow each other in its slot, on its GPU.
+class SeriesRun {
+ public:
+  SeriesRun(const RunOptions& options, RunObserver& observer, std::size_t slots, std::vector<Job> jobs, int most_rounds)
+      : options_(options), observer_(observer), staggered_(slots == 1),
+        spacing_(std::clamp<std::size_t>((jobs.size() + static_cast<std::size_t>(most_rounds) - 1) / static_cast<std::size_t>(most_rounds), 1, 16)),
+        schedule_(slots, std::move(jobs)) {}
+
+  void run(const series::Plan& plan, const std::vector<Device>& devices) {
+    while (schedule_.waiting() || pool_.running() > 0 || !waiting_.empty()) {
+      if (options_.interrupts) act_on_interrupts(plan);
+      // With one slot, one worker at a time, and a round whose turn has come before the next experiment.
+      const bool slot_free = !staggered_ || pool_.running() == 0;
+      if (slot_free && !(staggered_ && take_due_round()))
+        while (const auto start = schedule_.next()) measure(plan.experiments[start->job.experiment], devices[start->job.experiment], start->slot);
+      pool_.wait(options_.interrupts ? options_.interrupts->wake_fd() : -1);
+    }
+  }
+
+ private:
+  void act_on_interrupts(const series::Plan& plan) {
+    options_.interrupts->drain();
+    const int now = std::min(options_.interrupts->count(), 2);
+    if (now > interrupts_seen_) {
+      if (now == 1) pool_.stop_all(stop_grace);
+      else pool_.kill_all();
+      interrupts_seen_ = now;
+    }
+    if (interrupts_seen_ == 0) return;
+    for (const auto& job : schedule_.take_waiting()) {
+      auto m = skipped(plan.experiments[job.experiment], "not started: the run was interrupted");
+      m.status = outcome::Status::interrupted;
+      observer_.finished(std::move(m));
+    }
+    // Measured experiments keep what their rounds so far took.
+    for (auto& w : std::exchange(waiting_, {})) {
+      w.measured.reason += fmt::format("{}timing rounds {} to {} not taken: the run was interrupted", w.measured.reason.empty() ? "" : "; ",
+                                       w.round, w.state->plan->iterations.rounds);
+      finish(*w.state, std::move(w.measured));
+    }
+  }
+
+  void measure(const series::ExperimentPlan& e, Device device, std::size_t slot) {
+    // With --gpus, a CUDA experiment's worker sees only its slot's GPU, as its device 0; the run
+    // names that GPU as it was given.
+    const int pinned = device == Device::cuda && !options_.gpus.empty() ? options_.gpus[slot] : -1;
+    auto& state = running_[e.name];
+    state = Running{};
+    state.plan = &e;
+    state.placement = {device, std::max(pinned, 0)};
+    state.in_worker = {device, 0};
+    state.pinned = pinned;
+    state.slot = slot;
+    state.files = options_.files(e.name);
+    observer_.started(e, state.placement);
+    start_worker(state, "", state.files.log, [&e, &state](Channel& channel) { experiment_job(channel, e, state.in_worker, state.files); },
+                 [this, &state](WorkerExit exit) { measured(state, exit); });
+  }
+
+  void measured(Running& state, const WorkerExit& exit) {
+    ++measured_count_;
+    const auto& e = *state.plan;
+    auto m = conclude(e, state.in_worker, state.files, exit, state.last_phase, state.error, interrupts_seen_);
+    record_gpu(state, m);
+    // Running out of memory shows as whatever the plugin made of it; the limit is the reason.
+    if (state.memory_exhausted && m.status != outcome::Status::ok) m.reason = fmt::format("{} ({})", memory_limit_exceeded(*e.memory), m.reason);
+    if (m.status != outcome::Status::ok || interrupts_seen_ > 0) {
+      if (m.status == outcome::Status::ok && e.trace_cold_call) {
+        auto cold = skipped(e, "not traced: the run was interrupted");
+        cold.status = outcome::Status::interrupted;
+        m.cold = std::make_shared<const outcome::Measurement>(std::move(cold));
+      }
+      finish(state, std::move(m));
+    } else if (e.trace_cold_call) {
+      trace_cold(state, std::move(m));
+    } else {
+      next_round(state, std::move(m), 2);
+    }
+  }
+
+  void trace_cold(Running& state, outcome::Measurement measured) {
+    const auto& e = *state.plan;
+    start_worker(state, " (cold trace)", state.files.cold_log,
+                 [&e, &state](Channel& channel) { cold_trace_job(channel, e, state.in_worker, state.files); },
+                 [this, &state, measured = std::move(measured)](WorkerExit exit) mutable {
+                   auto cold = conclude_cold_trace(*state.plan, state.in_worker, state.files, exit, state.error);
+                   record_gpu(state, cold);
+                   measured.cold = std::make_shared<const outcome::Measurement>(std::move(cold));
+                   next_round(state, std::move(measured), 2);
+                 });
+  }
+
+  // Timing round `number` and those after it (outcome::Iterations::rounds), each in a fresh worker:
+  // at once in the experiment's slot, or, with one slot, once its turn comes (take_due_round).
+  void next_round(Running& state, outcome::Measurement measured, int number) {
+    if (number > state.plan->iterations.rounds || interrupts_seen_ > 0) return finish(state, std::move(measured));
+    if (!staggered_) return take_round(state, std::move(measured), number);
+    if (state.holds_slot) {
+      schedule_.done(state.slot);  // the next experiment is measured meanwhile
+      state.holds_slot = false;
+    }
+    waiting_.push_back({&state, std::move(measured), number, measured_count_ + spacing_});
+  }
+
+  // Starts the first waiting round whose turn has come, if any: every round is due once no
+  // experiment is left to measure.
+  bool take_due_round() {
+    const auto due = std::find_if(waiting_.begin(), waiting_.end(), [&](const Waiting& w) { return measured_count_ >= w.due || !schedule_.waiting(); });
+    if (due == waiting_.end()) return false;
+    auto w = std::move(*due);
+    waiting_.erase(due);
+    take_round(*w.state, std::move(w.measured), w.round);
+    return true;
+  }
+
+  void take_round(Running& state, outcome::Measurement measured, int number) {
+    const auto& e = *state.plan;
+    const auto log = state.files.round_log(number);
+    start_worker(state, fmt::format(" (timing round {})", number), log,
+                 [&e, &state](Channel& channel) { timing_round_job(channel, e, state.in_worker); },
+                 [this, &state, number, log, measured = std::move(measured)](WorkerExit exit) mutable {
+                   state.later_rounds.push_back(conclude_round(*state.plan, exit, state.last_phase, state.error, log));
+                   next_round(state, std::move(measured), number + 1);
+                 });
+  }
+
+  void finish(Running& state, outcome::Measurement measured) {
+    auto m = with_timing_rounds(std::move(measured), state.later_rounds);
+    m.wall_seconds = state.worker_seconds;
+    if (state.holds_slot) schedule_.done(state.slot);
+    running_.erase(state.plan->name);
+    observer_.finished(std::move(m));
+  }
+
+  // Which GPU the experiment ran on goes with the GPU's own facts.
+  static void record_gpu(const Running& state, outcome::Measurement& m) {
+    if (state.placement.device == Device::cuda) m.environment["gpu_index"] = std::to_string(state.placement.index);
+  }
+
+  void start_worker(Running& state, const std::string& suffix, const fs::path& log, std::function<void(Channel&)> job,
+                    std::function<void(WorkerExit)> on_exit) {
+    state.error.clear();
+    const auto& e = *state.plan;
+    // Progress and logs of the experiment's workers, as they arrive.
+    const auto listen = [this, &state](const nlohmann::json& message) {
+      const auto type = message.value("type", "");
+      if (type == "progress") {
+        state.last_phase = message.value("phase", "");
+        observer_.progress(state.plan->name, state.last_phase, message.value("detail", ""));
+      } else if (type == "error") {
+        state.error = message.value("message", "");
+      } else if (is_memory_exhausted(message)) {
+        state.memory_exhausted = true;
+      }
+    };
+    pool_.start(
+        [pinned = state.pinned, job = std::move(job)](Channel& channel) {
+          if (pinned >= 0) pin_worker(pinned);
+          job(channel);
+        },
+        {e.name + suffix, e.timeout, log, listen,
+         [&state, on_exit = std::move(on_exit)](WorkerExit exit) {
+           state.worker_seconds += static_cast<double>(exit.ended - exit.spawned) * 1e-9;
+           on_exit(std::move(exit));
+         },
+         e.memory});
+  }
+
+  // An experiment measured, waiting for its next timing round's turn.
+  struct Waiting {
+    Running* state;
+    outcome::Measurement measured;
+    int round;        // the round to take next
+    std::size_t due;  // its turn: once this many experiments have been measured
+  };
+
+  const RunOptions& options_;
+  RunObserver& observer_;
+  bool staggered_;          // one slot: later rounds spread over the run
+  std::size_t spacing_;     // experiments measured between two rounds of one experiment
+  std::size_t measured_count_ = 0;  // measuring workers ended so far
+  std::vector<Waiting> waiting_;
+  Schedule schedule_;
+  WorkerPool pool_;
+  std::map<std::string, Running> running_;
+  int interrupts_seen_ = 0;  // acted on so far: the first stops the workers, the second kills them
 };
 
 }  // namespace
@@ -181,101 +414,9 @@ void run_series(const series::Plan& plan, const DeviceProbe& probe, const RunOpt
   }
   // One slot per GPU in use; serially, one slot, CUDA experiments on device 0 as the series asks.
   const std::size_t slots = options.gpus.empty() ? std::max<std::size_t>(options.workers, 1) : options.gpus.size();
-  Schedule schedule(slots, std::move(jobs));
-  WorkerPool pool;
-  std::map<std::string, Running> running;
-  int interrupts_seen = 0;  // acted on so far: the first stops the workers, the second kills them
-  while (schedule.waiting() || pool.running() > 0) {
-    if (options.interrupts) {
-      options.interrupts->drain();
-      const int now = std::min(options.interrupts->count(), 2);
-      if (now > interrupts_seen) {
-        if (now == 1) pool.stop_all(stop_grace);
-        else pool.kill_all();
-        interrupts_seen = now;
-      }
-    }
-    if (interrupts_seen > 0)
-      for (const auto& job : schedule.take_waiting()) {
-        auto m = skipped(plan.experiments[job.experiment], "not started: the run was interrupted");
-        m.status = outcome::Status::interrupted;
-        observer.finished(std::move(m));
-      }
-    while (const auto start = schedule.next()) {
-      const auto& e = plan.experiments[start->job.experiment];
-      const auto slot = start->slot;
-      const auto device = devices[start->job.experiment];
-      // With --gpus, a CUDA experiment's worker sees only its slot's GPU, as its device 0; the run
-      // names that GPU as it was given.
-      const int pinned = device == Device::cuda && !options.gpus.empty() ? options.gpus[slot] : -1;
-      const Placement placement{device, std::max(pinned, 0)};
-      const Placement in_worker{device, 0};
-      const auto files = options.files(e.name);
-      auto& state = running[e.name];
-      observer.started(e, placement);
-      // Progress and logs of the experiment's workers, as they arrive.
-      const auto listen = [&observer, &state, &e](const nlohmann::json& message) {
-        const auto type = message.value("type", "");
-        if (type == "progress") {
-          state.last_phase = message.value("phase", "");
-          observer.progress(e.name, state.last_phase, message.value("detail", ""));
-        } else if (type == "error") {
-          state.error = message.value("message", "");
-        } else if (is_memory_exhausted(message)) {
-          state.memory_exhausted = true;
-        }
-      };
-      // Which GPU the experiment ran on goes with the GPU's own facts.
-      const auto record_gpu = [placement](outcome::Measurement& m) {
-        if (placement.device == Device::cuda) m.environment["gpu_index"] = std::to_string(placement.index);
-      };
-      pool.start(
-          [&e, in_worker, files, pinned](Channel& channel) {
-            if (pinned >= 0) pin_worker(pinned);
-            experiment_job(channel, e, in_worker, files);
-          },
-          {e.name, e.timeout, files.log, listen, [&, listen, record_gpu, in_worker, pinned, files, slot](WorkerExit exit) {
-             auto m = conclude(e, in_worker, files, exit, state.last_phase, state.error, interrupts_seen);
-             record_gpu(m);
-             // Running out of memory shows as whatever the plugin made of it; the limit is the reason.
-             if (state.memory_exhausted && m.status != outcome::Status::ok)
-               m.reason = fmt::format("{} ({})", memory_limit_exceeded(*e.memory), m.reason);
-             m.wall_seconds = state.seconds();
-             if (m.status != outcome::Status::ok || !e.trace_cold_call || interrupts_seen > 0) {
-               if (m.status == outcome::Status::ok && e.trace_cold_call) {
-                 auto cold = skipped(e, "not traced: the run was interrupted");
-                 cold.status = outcome::Status::interrupted;
-                 m.cold = std::make_shared<const outcome::Measurement>(std::move(cold));
-               }
-               running.erase(e.name);
-               schedule.done(slot);
-               observer.finished(std::move(m));
-               return;
-             }
-             // The cold call traced in a fresh worker, in the same slot: the experiment
-             // finishes when that worker does.
-             state.error.clear();
-             pool.start(
-                 [&e, in_worker, files, pinned](Channel& channel) {
-                   if (pinned >= 0) pin_worker(pinned);
-                   cold_trace_job(channel, e, in_worker, files);
-                 },
-                 {e.name + " (cold trace)", e.timeout, files.cold_log, listen,
-                  [&, record_gpu, in_worker, files, slot, measured = std::move(m)](WorkerExit cold_exit) mutable {
-                    auto cold = conclude_cold_trace(e, in_worker, files, cold_exit, running.at(e.name).error);
-                    record_gpu(cold);
-                    measured.cold = std::make_shared<const outcome::Measurement>(std::move(cold));
-                    measured.wall_seconds = running.at(e.name).seconds();
-                    running.erase(e.name);
-                    schedule.done(slot);
-                    observer.finished(std::move(measured));
-                  },
-                  e.memory});
-           },
-           e.memory});
-    }
-    pool.wait(options.interrupts ? options.interrupts->wake_fd() : -1);
-  }
+  int most_rounds = 1;
+  for (const auto& e : plan.experiments) most_rounds = std::max(most_rounds, e.iterations.rounds);
+  SeriesRun(options, observer, slots, std::move(jobs), most_rounds).run(plan, devices);
 }
 
 }  // namespace expr::runner

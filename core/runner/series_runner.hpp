@@ -32,6 +32,8 @@ struct ExperimentFiles {
   std::filesystem::path log;         // the worker's stdout and stderr
   std::filesystem::path cold_trace;  // the cold call's trace, when a guess reads it (cold_trace.hpp)
   std::filesystem::path cold_log;    // that second worker's stdout and stderr
+  // A later timing round's worker's stdout and stderr: beside the log, worker.round2.log.
+  std::filesystem::path round_log(int round) const;
 };
 
 struct RunOptions {

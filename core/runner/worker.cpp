@@ -139,6 +139,22 @@ WorkerPool::~WorkerPool() {
     ::close(fd);
     kill_group_and_reap(w.pid);
   }
+  reap_exiting(true);
+}
+
+void WorkerPool::reap_exiting(bool block) {
+  for (auto it = exiting_.begin(); it != exiting_.end();) {
+    siginfo_t info{};
+    const int flags = WEXITED | WNOWAIT | (block ? 0 : WNOHANG);
+    while (::waitid(P_PID, static_cast<id_t>(*it), &info, flags) < 0 && errno == EINTR) {
+    }
+    if (!block && info.si_pid == 0) {  // still tearing down
+      ++it;
+      continue;
+    }
+    kill_group_and_reap(*it);
+    it = exiting_.erase(it);
+  }
 }
 
 void WorkerPool::start(const std::function<void(Channel&)>& job, WorkerOptions options) {
@@ -197,6 +213,7 @@ void WorkerPool::kill_all() {
 }
 
 void WorkerPool::wait(int wake_fd) {
+  reap_exiting(false);
   if (workers_.empty()) return;
   const auto now = std::chrono::steady_clock::now();
   // A child past its deadline is stopped before anything else is read.
@@ -252,12 +269,19 @@ void WorkerPool::finish(int fd, bool timed_out) {
   auto& w = node.mapped();
   if (timed_out) ::kill(-w.pid, SIGKILL);
   ::close(fd);
-  // Nothing the worker started outlives it.
-  const int status = kill_group_and_reap(w.pid);
   WorkerExit exit;
   exit.spawned = w.spawned;
-  exit.reaped = trace::now();
   exit.result = std::move(w.result);
+  // A worker that sent its result and closed its pipe is done; its process is reaped later.
+  if (exit.result && !timed_out && !w.stopping) {
+    exiting_.push_back(w.pid);
+    exit.ended = trace::now();
+    if (w.options.on_exit) w.options.on_exit(std::move(exit));
+    return;
+  }
+  // Nothing the worker started outlives it.
+  const int status = kill_group_and_reap(w.pid);
+  exit.ended = trace::now();
   if (w.stopping && !exit.result) {
     exit.how = WorkerExit::How::stopped;
   } else if (timed_out) {

@@ -46,7 +46,9 @@ struct WorkerExit {
   int exit_code = 0;
   int signal = 0;
   std::optional<nlohmann::json> result;  // the last message of type "result"
-  trace::Ns spawned = 0, reaped = 0;     // CLOCK_MONOTONIC (trace/clock.hpp): just before fork, once reaped
+  // CLOCK_MONOTONIC (trace/clock.hpp): just before fork; once the parent was done with the worker
+  // (WorkerOptions::on_exit).
+  trace::Ns spawned = 0, ended = 0;
   std::string describe() const;          // "was killed by SIGSEGV (Segmentation fault)", "exited with status 3 ..."
 };
 
@@ -55,7 +57,10 @@ struct WorkerOptions {
   double timeout_seconds = 0;      // 0: none
   std::filesystem::path log_file;  // the child's stdout and stderr, and its own log (util/log.hpp)
   std::function<void(const nlohmann::json&)> on_message{};  // every message but the result and log lines, as it arrives
-  std::function<void(WorkerExit)> on_exit{};                // once, after the child is reaped
+  // Once the worker has ended: reaped, or, for a worker that sent its result and closed its end of
+  // the pipe, as soon as it did. Such a process may still be tearing down (a CUDA context takes
+  // about 130 ms on the H200); it is reaped later, so the next worker's start overlaps it.
+  std::function<void(WorkerExit)> on_exit{};
   std::optional<std::uint64_t> memory_limit{};              // bytes of host memory (runner/limits.hpp); none: no limit
 };
 
@@ -91,7 +96,11 @@ class WorkerPool {
   bool read_from(int fd);  // false once the child closed its end
   void finish(int fd, bool timed_out);
 
+  // Reaps the workers that ended with their result and are gone since; all of them when `block`.
+  void reap_exiting(bool block);
+
   std::map<int, Worker> workers_;  // by the read end of the child's pipe
+  std::vector<pid_t> exiting_;     // ended with their result, not reaped yet
 };
 
 // In a worker: whether the parent asked it to stop (SIGTERM).

@@ -291,13 +291,14 @@ class Reader final : public NodeReader {
 
   void iterations(const YAML::Node& n, Iterations& it) {
     if (!is_map(n, "iterations")) return;
-    only_keys(n, {"warmup", "traced", "min_samples", "min_time", "max_time", "max_noise"}, "iterations");
+    only_keys(n, {"warmup", "traced", "min_samples", "min_time", "max_time", "max_noise", "rounds"}, "iterations");
     if (n["warmup"]) it.warmup = count(n["warmup"], "warmup", 0, 1'000'000).value_or(it.warmup);
     if (n["traced"]) it.traced = count(n["traced"], "traced", 0, 10'000).value_or(it.traced);
     if (n["min_samples"]) it.min_samples = count(n["min_samples"], "min_samples", 1, 100'000'000).value_or(it.min_samples);
     if (n["min_time"]) it.min_time = number(n["min_time"], "min_time", true, 0, 86400).value_or(it.min_time);
     if (n["max_time"]) it.max_time = number(n["max_time"], "max_time", true, 0, 86400).value_or(it.max_time);
     if (n["max_noise"]) it.max_noise = number(n["max_noise"], "max_noise", false, 0, 1).value_or(it.max_noise);
+    if (n["rounds"]) it.rounds = count(n["rounds"], "rounds", 1, 100).value_or(it.rounds);
     // Timing stops at max_time whatever else is asked: a min_time beyond it would never be reached,
     // and the samples would be reported as converged when they were cut off.
     if ((n["min_time"] || n["max_time"]) && it.min_time > it.max_time)

@@ -24,13 +24,15 @@ struct Inputs {
 // Fresh normal inputs from a fixed seed; never zeros, which hide wrong indexing.
 Inputs make_inputs(const Shape& shape, at::Device device);
 
-// softmax(q kᵀ / √d [+ causal mask]) v in float64, on the inputs' device: what every variant is
-// checked against. On a GPU it runs cuBLAS's double GEMMs, and cuBLAS's first use (handle and
-// workspace) is part of what a variant's cold first call pays, so it is computed only after that
-// call, in verify() (expr/plugin.hpp: setup must not run the measured work).
-at::Tensor reference(const Inputs& in, bool causal);
+// ‖out − ref‖/‖ref‖ against softmax(q kᵀ / √d [+ causal mask]) v in float64, on the inputs'
+// device, computed in slices of at most 1 GiB of float64 scores so that the reference fits beside
+// any variant that fits (the sweep's naive point at seq 8192 would need 64 GiB at once). On a GPU
+// it runs cuBLAS's double GEMMs, and cuBLAS's first use (handle and workspace) is part of what a
+// variant's cold first call pays, so it is computed only after that call, in verify()
+// (expr/plugin.hpp: setup must not run the measured work).
+double relative_error_to_reference(const at::Tensor& out, const Inputs& in, bool causal);
 
-// For verify(): reports ‖out − ref‖/‖ref‖ of the first call's output against the dtype's
+// For verify(): reports that relative error of the first call's output against the dtype's
 // tolerance; the runner fails a variant above it.
 void check_against_reference(expr::Context& ctx, const at::Tensor& out, const Inputs& in, const Shape& shape, bool causal);
 

@@ -263,6 +263,12 @@ class CudaProbe final : public expr::Plugin {
              std::int64_t{264},
              "blocks per kernel launch (even: probe_launch_ex runs in clusters of 2); 264 = 2 x 132 SMs",
              {}},
+            {"synchronize",
+             expr::ParamType::boolean,
+             false,
+             "end run() with cudaDeviceSynchronize(), as a plugin that waits for its own result does: the runner cannot enqueue "
+             "such calls behind a held queue, and says so",
+             {}},
         },
         {expr::Device::cuda},
     };
@@ -271,6 +277,7 @@ class CudaProbe final : public expr::Plugin {
   void setup(expr::Context& ctx, const expr::Params& params) override {
     bytes_ = params.integer("bytes");
     grid_ = params.integer("grid");
+    synchronize_ = params.boolean("synchronize");
     if (bytes_ <= 0 || bytes_ % 4 != 0)
       throw std::invalid_argument("cuda_probe: bytes must be a positive multiple of 4");
     if (grid_ <= 0 || grid_ % cluster_size != 0 || grid_ > (std::int64_t{1} << 31) - 1)
@@ -324,6 +331,7 @@ class CudaProbe final : public expr::Plugin {
       auto range = ctx.range("driver launch");
       launch_ex(floats(copied_), floats(set_), floats(outputs_.back()));
     }
+    if (synchronize_) check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
   }
 
   // Every output of the first call against host references; the runner has waited for the device.
@@ -466,6 +474,7 @@ class CudaProbe final : public expr::Plugin {
 
   std::int64_t bytes_ = 0;
   std::int64_t grid_ = 0;
+  bool synchronize_ = false;
   std::size_t n_ = 0;
   DeviceBuffer input_;
   std::array<DeviceBuffer, 5> outputs_;  // runtime_kernels in order, then probe_launch_ex

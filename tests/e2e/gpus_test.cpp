@@ -103,12 +103,12 @@ TEST_CASE("--gpus 2 with CPU experiments and no GPU: two workers at once, a seri
   CHECK(std::is_permutation(order.begin(), order.begin() + 2, std::vector<std::string>{"slow[size=1024]", "slow[size=2048]"}.begin()));
   const auto& a = e2e::experiment(results, "slow[size=1024]");
   const auto& b = e2e::experiment(results, "slow[size=2048]");
-  CHECK(std::max(at(a, "spawned"), at(b, "spawned")) < std::min(at(a, "reaped"), at(b, "reaped")));
+  CHECK(std::max(at(a, "spawned"), at(b, "spawned")) < std::min(at(a, "ended"), at(b, "ended")));
   // Never more than two at once: at each spawn, at most one other worker is alive.
   for (const auto& e : results.at("experiments")) {
     int alive = 0;
     for (const auto& other : results.at("experiments"))
-      if (at(other, "spawned") <= at(e, "spawned") && at(e, "spawned") < at(other, "reaped")) ++alive;
+      if (at(other, "spawned") <= at(e, "spawned") && at(e, "spawned") < at(other, "ended")) ++alive;
     CHECK_MESSAGE(alive <= 2, e.at("name"));
   }
   for (const auto& e : results.at("experiments")) CHECK(!e.at("environment").contains("gpu_index"));  // CPU experiments ran on no GPU

@@ -18,11 +18,13 @@ namespace {
 
 using e2e::has;
 
+// One timing round, one worker process, per run: how these tests' runs measured before rounds, and
+// what a comparison without noise between processes meets.
 std::string waiting(double delay_us, bool extra_copy = false) {
   return "series: waiting\n"
          "defaults:\n"
          "  device: cpu\n"
-         "  iterations: {warmup: 2, traced: 2, min_samples: 100, min_time: 0.1, max_time: 0.5}\n"
+         "  iterations: {warmup: 2, traced: 2, min_samples: 100, min_time: 0.1, max_time: 0.5, rounds: 1}\n"
          "experiments:\n"
          "  - name: w\n"
          "    plugin: waiter\n"
@@ -115,6 +117,22 @@ TEST_CASE("compare finds an injected 20% slowdown and calls an unchanged build t
   CHECK(o.exit_code == 0);
   CHECK(std::regex_search(o.out, std::regex(R"(▲ \+(19|2[01])\.\d\d% \(slower\))")));
   CHECK(!has(o.out, "▼"));
+}
+
+TEST_CASE("timing rounds measure the noise between processes in every run, so a slowdown is found without calibration") {
+  const auto dir = e2e::scratch("history_rounds");
+  const auto three_rounds = [](double delay) { return std::regex_replace(waiting(delay), std::regex("rounds: 1"), "rounds: 3"); };
+  record(dir, "base", three_rounds(100));
+  record(dir, "slow", three_rounds(120));
+  const auto results = nlohmann::json::parse(slurp(dir / "base" / "results.json"));
+  CHECK(results.at("experiments").at(0).at("timing").at("host").at("rounds_ns").size() == 3);
+  CHECK(fs::exists(dir / "base" / "experiments" / "w" / "worker.round3.log"));
+  const auto o = e2e::expr(dir, "compare base slow");
+  INFO(o.all());
+  CHECK(o.exit_code == 5);
+  CHECK(has(row(o.out, "host_time"), "slower"));
+  CHECK(has(row(o.out, "host_time"), "3 / 3"));
+  CHECK(has(row(o.out, "host_time"), "4 df: rounds"));
 }
 
 TEST_CASE("without knowing how far a figure moves between processes, a slowdown is inconclusive, with that reason") {

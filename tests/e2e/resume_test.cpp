@@ -129,7 +129,7 @@ TEST_CASE("after kill -9 of expr mid-sweep, --resume runs only the points withou
   std::map<std::string, std::map<std::string, std::pair<std::string, fs::file_time_type>>> files;
   for (const auto& [name, e] : kept) {
     CHECK(e.at("status") == "ok");
-    CHECK(mark(e, "reaped") < killed_at);
+    CHECK(mark(e, "ended") < killed_at);
     files[name] = files_of(run, name);
     CHECK(files[name].count("worker.log"));
     CHECK(files[name].count("expr_trace.json"));
@@ -257,7 +257,7 @@ experiments:
     last = m.at("at_ns");
   }
   CHECK(steps == std::vector<std::string>{"spawned", "worker", "setup", "plugin setup", "first call", "verify", "warm-up", "timing",
-                                          "tracing", "teardown", "result", "reaped"});
+                                          "tracing", "teardown", "result", "ended"});
 
   auto text = first;
   text.replace(text.find("[1024, 2048]"), 12, "[1024, 2048, 4096]");
@@ -275,7 +275,7 @@ experiments:
   const auto after = with_result(results);
   REQUIRE(after.size() == 3);
   for (const auto& name : {"s[size=1024]", "s[size=2048]"}) CHECK(without_guesses(after.at(name)) == without_guesses(before.at(name)));
-  CHECK(mark(after.at("s[size=4096]"), "spawned") > mark(before.at("s[size=2048]"), "reaped"));
+  CHECK(mark(after.at("s[size=4096]"), "spawned") > mark(before.at("s[size=2048]"), "ended"));
   for (const auto& [name, e] : after) CHECK(e2e::guess(e, "host_time < 1s").at("verdict") == "confirmed");
   CHECK(results.at("planned") == 3);
   CHECK(slurp(dir / "run" / "series.yaml") == text);  // the series the verdicts come from

@@ -153,3 +153,18 @@ TEST_CASE("the history's noise is pooled within the stretches that steps separat
   for (int i = 0; i < 4; ++i) single.push_back(figure(150, 20));
   CHECK(history::history_noise(single, "gpu_time", 0.03, 0.05).sigma > 0.1);
 }
+
+TEST_CASE("a point whose rounds happen to agree is held to its metric's noise pooled over every point") {
+  // Three rounds a side. The first point's rounds agree to 0.1% while its median moves by 30%; the
+  // others' rounds scatter by 20% from one process to the next: alone the first would be slower,
+  // beside them it is not.
+  std::vector<history::TimingComparison> tests{history::test_timing("quiet", "host_time", figure(100, 50, 3, 0.001), figure(130, 50, 3, 0.001))};
+  for (const char* name : {"a", "b", "c", "d"}) tests.push_back(history::test_timing(name, "host_time", figure(100, 50, 3, 0.2), figure(100, 50, 3, 0.2)));
+  auto alone = std::vector<history::TimingComparison>{tests.front()};
+  history::decide(alone, {{"host_time", 0.1}}, 0.05);
+  CHECK(alone.front().verdict == Change::slower);
+  history::decide(tests, {{"host_time", 0.1}}, 0.05);
+  CHECK(tests.front().verdict == Change::inconclusive);
+  CHECK(tests.front().noise_sources == "every point's rounds, pooled");
+  CHECK(tests.front().reason.starts_with("the change is within the noise floor"));
+}
