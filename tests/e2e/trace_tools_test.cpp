@@ -281,7 +281,7 @@ TEST_CASE("the recorded H200 runs, replayed, leave Chrome traces TensorBoard and
   // Recorded before expr kept the clock's offset: no baseTimeNanoseconds.
   CHECK(check_run(replay("cuda-probe-h200"), false) == 1);
   CHECK(check_run(replay("series3-h200"), false) == 7);
-  CHECK(check_run(replay("attention-sweep-h200"), false) == 58);
+  CHECK(check_run(replay("attention-sweep-h200"), false) == 60);
 }
 
 TEST_CASE("events shorter than 1 µs are begin/end pairs, and a rank from the launcher is the trace's distributedInfo") {
