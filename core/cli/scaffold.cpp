@@ -563,7 +563,7 @@ experiments:
     # the plugins found here: {found} (`expr list` shows their parameters)
     plugin: {plugin}
     params:                       # the plugin's parameters, at their defaults
-{params}    # axes:                       # a sweep: one experiment per value (README, "Sweeps")
+{params}    # axes:                       # a sweep: one experiment per value (docs/series-files.md, "Sweeps")
     #   n: pow2(1024, 1048576)
     expect:
       - check: first_call > host_time
