@@ -22,13 +22,41 @@ std::string clip(const std::string& s, std::size_t w) {
   return out + "…";
 }
 
-std::string Table::text(const std::string& indent) const {
+std::string Table::text(const std::string& indent, std::size_t max_width, std::size_t keep) const {
   std::vector<std::size_t> widths(header.size(), 0);
   auto measure = [&](const std::vector<std::string>& row) {
     for (std::size_t i = 0; i < row.size() && i < widths.size(); ++i) widths[i] = std::max(widths[i], width(row[i]));
   };
   measure(header);
   for (const auto& r : rows) measure(r);
+
+  // Blocks of columns: each starts with the first `keep` and takes columns while the line fits.
+  keep = std::min(keep, header.size());
+  std::size_t kept = width(indent);
+  for (std::size_t i = 0; i < keep; ++i) kept += widths[i] + 2;
+  std::vector<std::vector<std::size_t>> blocks;
+  std::size_t line_width = 0;
+  for (std::size_t i = keep; i < header.size(); ++i) {
+    if (blocks.empty() || (line_width + widths[i] > max_width && blocks.back().size() > keep)) {
+      blocks.emplace_back();
+      for (std::size_t k = 0; k < keep; ++k) blocks.back().push_back(k);
+      line_width = kept;
+    }
+    blocks.back().push_back(i);
+    line_width += widths[i] + 2;
+  }
+  if (blocks.size() > 1) {
+    std::string out;
+    for (const auto& columns : blocks) {
+      Table block{{}, std::vector<std::vector<std::string>>(rows.size())};
+      for (const auto c : columns) {
+        block.header.push_back(header[c]);
+        for (std::size_t r = 0; r < rows.size(); ++r) block.rows[r].push_back(c < rows[r].size() ? rows[r][c] : "");
+      }
+      out += (out.empty() ? "" : "\n") + block.text(indent);
+    }
+    return out;
+  }
   auto line = [&](const std::vector<std::string>& row) {
     std::string s = indent;
     for (std::size_t i = 0; i < widths.size(); ++i) {

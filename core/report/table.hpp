@@ -10,7 +10,9 @@ struct Table {
   std::vector<std::string> header;
   std::vector<std::vector<std::string>> rows;
 
-  std::string text(const std::string& indent = "") const;
+  // Aligned columns. A table wider than `max_width` characters comes in blocks of columns, one
+  // under the other, each within it where the columns allow and each repeating the first `keep`.
+  std::string text(const std::string& indent = "", std::size_t max_width = std::string::npos, std::size_t keep = 0) const;
   std::string markdown() const;
 };
 
