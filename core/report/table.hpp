@@ -16,6 +16,9 @@ struct Table {
   std::string markdown() const;
 };
 
+// How many columns `s` takes on a terminal: its UTF-8 characters, so that "µs" and "✓" align.
+std::size_t display_width(const std::string& s);
+
 // Cuts long names (kernel names run to hundreds of characters) to `width`, ending in "…".
 std::string clip(const std::string& s, std::size_t width);
 

@@ -3,7 +3,6 @@
 // run's output saying what to open and what to run next.
 #include <doctest/doctest.h>
 
-#include <algorithm>
 #include <filesystem>
 #include <sstream>
 
@@ -24,11 +23,6 @@ experiments:
     plugin: faulty
     expect: [ranges("^sum$") >= 1]
 )";
-
-// A line's width on a terminal: its UTF-8 characters ("µs" and "✓" are one each).
-std::size_t columns(const std::string& line) {
-  return static_cast<std::size_t>(std::count_if(line.begin(), line.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
-}
 
 }  // namespace
 
@@ -123,7 +117,8 @@ TEST_CASE("a run and `expr show` end with the report to open and the next comman
   CHECK(has(shown.out.substr(shown_open), " run quick.yaml --baseline run\n"));
 }
 
-TEST_CASE("the summary table drops columns no experiment fills and stays within 120 characters") {
+// The table's width over 120 columns is tested on a run with every column (unit/summary_test.cpp).
+TEST_CASE("the summary table of a CPU run drops the device's columns and names the rest as guesses do") {
   const auto dir = e2e::scratch("cli_table");
   e2e::write(dir, "quick.yaml", quick_series);
   const auto o = e2e::expr(dir, "run quick.yaml --out run --no-history");
@@ -132,9 +127,7 @@ TEST_CASE("the summary table drops columns no experiment fills and stays within 
   std::istringstream lines(o.out);
   std::string header;
   for (std::string line; std::getline(lines, line);) {
-    if (!line.starts_with("  experiment ")) continue;
-    header = line;
-    CHECK(columns(line) <= 120);
+    if (line.starts_with("  experiment ")) header = line;
   }
   INFO(header);
   // A CPU run has no device figures: no kernels, copies or kernel columns; the timings keep the

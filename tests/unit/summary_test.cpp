@@ -2,20 +2,15 @@
 // terminal, drops the columns no experiment fills, and names its figures as guesses do.
 #include <doctest/doctest.h>
 
-#include <algorithm>
 #include <sstream>
 
 #include "report/run_directory.hpp"
 #include "report/summary.hpp"
+#include "report/table.hpp"
 
 namespace {
 
 bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
-
-// A line's width on a terminal: its UTF-8 characters ("µs" and "✓" are one each).
-std::size_t columns(const std::string& line) {
-  return static_cast<std::size_t>(std::count_if(line.begin(), line.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
-}
 
 }  // namespace
 
@@ -27,7 +22,7 @@ TEST_CASE("the table of series 3 on an H200 fits 120 columns, in blocks that eac
   std::vector<std::string> headers;
   for (std::string line; std::getline(lines, line);) {
     INFO(line);
-    CHECK(columns(line) <= 120);
+    CHECK(expr::report::display_width(line) <= 120);
     if (line.starts_with("  experiment ")) headers.push_back(line);
   }
   REQUIRE(headers.size() >= 2);
