@@ -41,8 +41,7 @@ std::vector<std::string> long_options(const CLI::App& command) {
 // Whether `a` is `b` with two neighbouring characters swapped ("rnu", "run").
 bool swapped(const std::string& a, const std::string& b) {
   if (a.size() != b.size()) return false;
-  const auto [first, rest] = std::mismatch(a.begin(), a.end(), b.begin());
-  const auto i = static_cast<std::size_t>(first - a.begin());
+  const auto i = static_cast<std::size_t>(std::mismatch(a.begin(), a.end(), b.begin()).first - a.begin());
   return i + 1 < a.size() && a[i] == b[i + 1] && a[i + 1] == b[i] && a.substr(i + 2) == b.substr(i + 2);
 }
 
@@ -96,7 +95,6 @@ std::string unknown_word(CLI::App& app, int argc, char** argv) {
   }
   return "";
 }
-
 
 // The options of a gate, shared by compare, run --baseline, calibrate and history (whose steps are
 // tested like a comparison, within one machine's runs).
@@ -183,7 +181,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> validate_axes;
   validate_cmd->add_option("--axis", validate_axes, "NAME=V1,V2,...: as for run")->allow_extra_args(false);
   add_plugin_path_option(*validate_cmd, plugin_dirs);
-  validate_cmd->footer("Examples:\n  expr validate experiments/series3.yaml\n  expr validate experiments/attention-sweep.yaml --axis seq=pow2(256,1024)");
+  validate_cmd->footer("Examples:\n  expr validate experiments/series3.yaml\n  expr validate experiments/attention-sweep.yaml --axis 'seq=pow2(256,1024)'");
 
   auto* list_cmd = app.add_subcommand("list", "list the plugins found and their parameters");
   add_plugin_path_option(*list_cmd, plugin_dirs);

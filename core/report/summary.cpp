@@ -98,7 +98,7 @@ Table comparison_table(const RunResult& run) {
                       cell(m, {"kernel", {}, "occupancy"}), cell(m, {"kernel", {}, "achieved_occupancy"}), cell(m, {"kernel", {}, "launch_api"})});
   }
   // A column that no experiment can fill (the device's figures in a CPU run, counters when off).
-  for (std::size_t c = t.header.size(); c-- > 1;)
+  for (std::size_t c = t.header.size(); c-- > 1 && !t.rows.empty();)
     if (std::all_of(t.rows.begin(), t.rows.end(), [c](const auto& row) { return row[c] == "—"; })) {
       t.header.erase(t.header.begin() + static_cast<std::ptrdiff_t>(c));
       for (auto& row : t.rows) row.erase(row.begin() + static_cast<std::ptrdiff_t>(c));
