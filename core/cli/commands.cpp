@@ -154,19 +154,40 @@ std::optional<report::RunLock> open_run_directory(const report::RunDirectory& di
   }
 }
 
-void print_traces_line(const report::RunDirectory& dir, std::string_view before) {
+namespace {
+
+// Where the run's Chrome traces are, for Perfetto, TensorBoard and HTA, when it has any.
+void print_traces_line(const report::RunDirectory& dir) {
   if (fs::exists(dir.traces())) {
-    fmt::print("{}traces:  {} (Perfetto, TensorBoard, HTA: docs/chrome-trace.md)\n", before, dir.traces().string());
+    fmt::print("traces:  {} (Perfetto, TensorBoard, HTA: docs/chrome-trace.md)\n", dir.traces().string());
     return;
   }
   // Before traces/ had a folder of its own, each Chrome trace lay beside its native trace.
   if (fs::exists(dir.root() / "experiments"))
     for (const auto& e : fs::directory_iterator(dir.root() / "experiments"))
       if (fs::exists(e.path() / "chrome_trace.json")) {
-        fmt::print("{}traces:  {}/*/chrome_trace.json (an older layout; `expr replay {} --out DIR` writes them for TensorBoard and HTA)\n",
-                   before, (dir.root() / "experiments").string(), dir.root().string());
+        fmt::print("traces:  {}/*/chrome_trace.json (an older layout; `expr replay {} --out DIR` writes them for TensorBoard and HTA)\n",
+                   (dir.root() / "experiments").string(), dir.root().string());
         return;
       }
+}
+
+}  // namespace
+
+void print_ending(const report::RunDirectory& dir, const std::vector<NextStep>& next) {
+  std::vector<std::pair<fs::path, std::string_view>> files;
+  if (fs::exists(dir.html_report())) files.emplace_back(dir.html_report(), "the plots and every guess; opens offline");
+  if (fs::exists(dir.summary())) files.emplace_back(dir.summary(), "the same as Markdown");
+  std::size_t width = 0;
+  for (const auto& [file, why] : files) width = std::max(width, file.string().size());
+  fmt::print("\n");
+  for (std::size_t i = 0; i < files.size(); ++i)
+    fmt::print("{:9}{:{}}  ({})\n", i == 0 ? "open:" : "", files[i].first.string(), width, files[i].second);
+  print_traces_line(dir);
+  if (next.empty()) return;
+  // Each command under what it does, so that it can be copied as it stands.
+  fmt::print("next:\n");
+  for (const auto& step : next) fmt::print("  # {}\n  {}\n", step.why, step.command);
 }
 
 int show(const fs::path& run_dir, const std::string& program) {
@@ -206,7 +227,12 @@ int show(const fs::path& run_dir, const std::string& program) {
       fmt::print("\nincomplete: the run has not ended; {} of {} planned experiments have a result. If it stopped, this runs the "
                  "others:\n  {}\n",
                  with_result, run.planned, resume_command(program, run_dir));
-    print_traces_line(dir, "\n");
+    const auto self = shell_word(run_dir.string());
+    const auto series_file = run.series_file.empty() ? std::string("SERIES.yaml") : shell_word(run.series_file);
+    print_ending(dir, {{fmt::format("{} run {} --baseline {}", shell_word(program), series_file, self), "run the series again, gated against this run"},
+                       {fmt::format("{} compare {} OTHER_RUN_DIR", shell_word(program), self), "another run of " + run.series + " against this one"},
+                       {fmt::format("{} replay {} --series EDITED.yaml --out DIR", shell_word(program), self),
+                        "judge edited guesses against these traces"}});
     return ok;
   } catch (const std::exception& e) {
     log::error("{}", e.what());
@@ -300,7 +326,8 @@ ExitCode judge_again(report::RunResult& run, report::RunResult recorded, Recorde
   return outcome_code(report::tally(run));
 }
 
-int replay(const fs::path& run_dir, const std::optional<fs::path>& series_file, const std::optional<fs::path>& out, bool force) {
+int replay(const fs::path& run_dir, const std::optional<fs::path>& series_file, const std::optional<fs::path>& out, bool force,
+           const std::string& program) {
   report::RunResult recorded;
   RecordedGuesses guesses;
   std::vector<report::PlannedPoint> planned;
@@ -340,8 +367,14 @@ int replay(const fs::path& run_dir, const std::optional<fs::path>& series_file, 
       return bad_input;
     }
   }
-  return judge_again(run, std::move(recorded), std::move(guesses), std::move(planned), out, force,
-                     fmt::format("replaying {}{}", run_dir.string(), series_file ? " with the guesses of " + series_file->string() : ""));
+  const auto code = judge_again(run, std::move(recorded), std::move(guesses), std::move(planned), out, force,
+                                fmt::format("replaying {}{}", run_dir.string(), series_file ? " with the guesses of " + series_file->string() : ""));
+  if (out && code != bad_input && code != cannot_write)
+    print_ending(report::RunDirectory(*out), {{fmt::format("{} show {}", shell_word(program), shell_word(out->string())), "this report again"}});
+  else if (!out)
+    fmt::print("\n`{} replay {} --out DIR` writes report.html, summary.md and the Chrome traces into DIR\n", shell_word(program),
+               shell_word(run_dir.string()));
+  return code;
 }
 
 int metrics() {

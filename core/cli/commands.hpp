@@ -58,6 +58,7 @@ struct RunArgs {
   std::optional<std::string> shard;  // "K/N": run only this shard's experiments (series/shard.hpp)
   std::optional<std::string> gpus;   // "all", "N" or "I,J,...": one worker per GPU (runner/schedule.hpp)
   std::optional<int> rounds;         // --rounds: timing rounds of every experiment, over the series' choice
+  std::string program = "expr";      // how expr was called, for the next commands it prints
 };
 
 // Where runs are recorded unless --history says otherwise: $EXPR_HISTORY, else
@@ -82,9 +83,13 @@ std::optional<LoadedSeries> load_series(const std::filesystem::path& file, const
 // Prints the plan's experiments, one identity a line, with their count.
 void print_expansion(const series::Plan& plan);
 
-// Prints where the run's Chrome traces are, for Perfetto, TensorBoard and HTA, after `before`,
-// when it has any.
-void print_traces_line(const report::RunDirectory& dir, std::string_view before = "");
+// A command worth running next, and what it does.
+struct NextStep {
+  std::string command, why;
+};
+// How the output of `expr run`, `show` and `replay` ends: the files to open (report.html,
+// summary.md), where the Chrome traces are for Perfetto, TensorBoard and HTA, and the next commands.
+void print_ending(const report::RunDirectory& dir, const std::vector<NextStep>& next);
 // The guesses a recorded run is judged with again (replay, merge): those recorded, with the series'
 // own replaced by those of `series_file` when one is given. `planned` is every experiment of the
 // series, as guesses that name a family resolve against it. Throws util::InputError.
@@ -143,8 +148,9 @@ struct SlurmArgs {
 // `expr slurm`: writes a job-array script (one shard a task) and a merge job into the run root, and
 // submits them with --submit (docs/slurm.md).
 int slurm(const SlurmArgs& args);
+// `program` is how expr was called, for the next commands it prints.
 int replay(const std::filesystem::path& run_dir, const std::optional<std::filesystem::path>& series,
-           const std::optional<std::filesystem::path>& out, bool force);
+           const std::optional<std::filesystem::path>& out, bool force, const std::string& program);
 // One run directory from the run directories of a series' shards: every guess judged again over
 // all of them, the missing experiments named with their shard. Refuses shards of different series
 // or environments unless `allow_mixed`.

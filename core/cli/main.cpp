@@ -2,10 +2,99 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cstdlib>
+
 #include "cli/commands.hpp"
+#include "report/run_result.hpp"
 #include "util/log.hpp"
+#include "util/text.hpp"
 
 namespace {
+
+namespace fs = std::filesystem;
+
+// `--plugin-path DIR` (repeatable), alike on every command that looks for plugins.
+void add_plugin_path_option(CLI::App& command, std::vector<fs::path>& dirs) {
+  command.add_option("--plugin-path", dirs, "also look for plugins in this directory, before $EXPR_PLUGIN_PATH; repeatable")
+      ->allow_extra_args(false);
+}
+
+// Commands other than `list` hand --plugin-path to the search through $EXPR_PLUGIN_PATH, so that
+// every process the command starts (workers, Slurm jobs) searches the same directories.
+void export_plugin_path(const std::vector<fs::path>& dirs) {
+  if (dirs.empty()) return;
+  std::string value;
+  for (const auto& d : dirs) value += (value.empty() ? "" : ":") + fs::absolute(d).string();
+  if (const char* earlier = std::getenv("EXPR_PLUGIN_PATH"); earlier && *earlier) value += std::string(":") + earlier;
+  ::setenv("EXPR_PLUGIN_PATH", value.c_str(), 1);
+}
+
+// "--out" for each long option of `command`.
+std::vector<std::string> long_options(const CLI::App& command) {
+  std::vector<std::string> names;
+  for (const auto* o : command.get_options())
+    for (const auto& n : o->get_lnames()) names.push_back("--" + n);
+  return names;
+}
+
+// Whether `a` is `b` with two neighbouring characters swapped ("rnu", "run").
+bool swapped(const std::string& a, const std::string& b) {
+  if (a.size() != b.size()) return false;
+  const auto i = static_cast<std::size_t>(std::mismatch(a.begin(), a.end(), b.begin()).first - a.begin());
+  return i + 1 < a.size() && a[i] == b[i + 1] && a[i + 1] == b[i] && a.substr(i + 2) == b.substr(i + 2);
+}
+
+// "; did you mean 'run'?" for a mistyped command or option: first a name with two neighbouring
+// characters swapped (rnu), or one that the word begins with or that begins with it (--output,
+// --dry), then the closest by edit distance.
+std::string did_you_mean(const std::string& word, const std::vector<std::string>& names) {
+  for (const auto& n : names)
+    if (swapped(word, n) || word.starts_with(n) || n.starts_with(word)) return "; did you mean '" + n + "'?";
+  return expr::util::did_you_mean(word, names);
+}
+
+// On a command line CLI11 refused: the first command or long option expr does not know, with the
+// closest one it does ("did you mean"), or "" when every word is known and CLI11's message says it.
+std::string unknown_word(CLI::App& app, int argc, char** argv) {
+  CLI::App* command = &app;
+  std::string path = "expr";
+  bool value_follows = false;  // the previous word was an option that takes a value
+  for (int i = 1; i < argc; ++i) {
+    const std::string word = argv[i];
+    if (word == "--") break;
+    if (word.starts_with("--")) {
+      const auto name = word.substr(0, word.find('='));
+      const auto* option = command->get_option_no_throw(name);
+      if (!option) option = app.get_option_no_throw(name);
+      if (!option) {
+        auto names = long_options(*command);
+        if (command != &app)
+          for (auto& n : long_options(app)) names.push_back(n);
+        return fmt::format("{}: unknown option {}{}\nRun `{} --help` for its options and examples.", path, name,
+                           did_you_mean(name, names), path);
+      }
+      value_follows = word.find('=') == std::string::npos && option->get_type_size_max() > 0 && !option->get_positional();
+      continue;
+    }
+    if (word.starts_with("-") || value_follows) {
+      value_follows = false;
+      continue;
+    }
+    const auto commands = command->get_subcommands([](CLI::App* c) { return !c->get_name().empty(); });
+    if (commands.empty()) continue;  // a positional argument of the command
+    const auto next = std::find_if(commands.begin(), commands.end(), [&](CLI::App* c) { return c->check_name(word); });
+    if (next != commands.end()) {
+      command = *next;
+      path += " " + word;
+      continue;
+    }
+    std::vector<std::string> names;
+    for (const auto* c : commands) names.push_back(c->get_name());
+    return fmt::format("{}: '{}' is not a command{}\nRun `{} --help` for the commands.", path, word, did_you_mean(word, names), path);
+  }
+  return "";
+}
 
 // The options of a gate, shared by compare, run --baseline, calibrate and history (whose steps are
 // tested like a comparison, within one machine's runs).
@@ -34,6 +123,14 @@ void add_gate_options(CLI::App& command, expr::cli::GateArgs& gate, bool across_
 int main(int argc, char** argv) {
   CLI::App app{"expr: guess what the trace shows, run the experiment, see which guesses the trace confirms"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", fmt::format("expr {} (revision {})", expr::report::expr_version(), expr::report::expr_revision()));
+  app.footer("Examples:\n"
+             "  expr run experiments/series3.yaml                 # profile a series, judge its guesses\n"
+             "  expr replay tests/data/series3-h200 --out /tmp/s3  # judge a recorded run again, no GPU needed\n"
+             "  expr run SERIES.yaml --baseline @last-good        # gate against the last good run: exit 5 on a regression\n"
+             "  expr new plugin NAME --torch                      # start a plugin project\n"
+             "`expr COMMAND --help` shows each command's options and examples; docs/README.md lists the documentation.");
+  std::vector<fs::path> plugin_dirs;
   // Before or after the subcommand: `expr run x.yaml --log-level debug` works too.
   app.fallthrough();
   std::string log_level = "warning";
@@ -74,20 +171,30 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--baseline", run.baseline, "compare the finished run with this run directory or history reference (@last, @last~N, "
                       "@last-good, @ID) and exit with 5 on a regression");
   add_gate_options(*run_cmd, run.gate);
+  add_plugin_path_option(*run_cmd, plugin_dirs);
+  run_cmd->footer("Examples:\n"
+                  "  expr run experiments/series3.yaml\n"
+                  "  expr run tests/series/cpu.yaml --out /tmp/cpu --force\n"
+                  "  expr run experiments/attention-sweep.yaml --axis seq=1024,4096 --filter 'flash\\[dtype=bf16'\n"
+                  "  expr run SERIES.yaml --baseline @last-good      # exit 5 on a regression (docs/nightly.md)\n"
+                  "  expr run --resume runs/series3-20261201-010000  # take up a run that stopped");
 
   std::filesystem::path validate_file;
   auto* validate_cmd = app.add_subcommand("validate", "check a series file and its guesses without running anything");
   validate_cmd->add_option("series", validate_file, "series file (YAML)")->required();
   std::vector<std::string> validate_axes;
   validate_cmd->add_option("--axis", validate_axes, "NAME=V1,V2,...: as for run")->allow_extra_args(false);
+  add_plugin_path_option(*validate_cmd, plugin_dirs);
+  validate_cmd->footer("Examples:\n  expr validate experiments/series3.yaml\n  expr validate experiments/attention-sweep.yaml --axis 'seq=pow2(256,1024)'");
 
-  std::vector<std::filesystem::path> list_dirs;
   auto* list_cmd = app.add_subcommand("list", "list the plugins found and their parameters");
-  list_cmd->add_option("--plugin-path", list_dirs, "also look in these directories");
+  add_plugin_path_option(*list_cmd, plugin_dirs);
+  list_cmd->footer("Examples:\n  expr list\n  expr list --plugin-path ~/my-plugins/build");
 
   std::filesystem::path show_dir;
   auto* show_cmd = app.add_subcommand("show", "print the report of a run; for one that stopped before its end, how to resume it");
   show_cmd->add_option("run_dir", show_dir, "run directory")->required();
+  show_cmd->footer("Examples:\n  expr show runs/series3-20261201-010000\n  expr show tests/data/series3-h200");
 
   std::filesystem::path replay_dir;
   std::optional<std::filesystem::path> replay_series, replay_out;
@@ -97,6 +204,8 @@ int main(int argc, char** argv) {
   replay_cmd->add_option("--out", replay_out, "write results.json, reports and Chrome traces here");
   bool replay_force = false;
   replay_cmd->add_flag("--force", replay_force, "--out may hold an earlier run: replace it");
+  replay_cmd->footer("Examples:\n  expr replay tests/data/series3-h200 --out /tmp/s3          # report.html and traces of a recorded run\n"
+                     "  expr replay RUN_DIR --series edited.yaml --out /tmp/again   # judge new guesses against old traces");
 
   std::vector<std::filesystem::path> merge_dirs;
   std::filesystem::path merge_out;
@@ -106,6 +215,7 @@ int main(int argc, char** argv) {
   merge_cmd->add_option("--out", merge_out, "the merged run directory")->required();
   merge_cmd->add_flag("--force", merge_force, "--out may hold an earlier run: replace it");
   merge_cmd->add_flag("--allow-mixed", merge_mixed, "merge shards of different series or environments, and show the mix");
+  merge_cmd->footer("Example:\n  expr merge runs/sweep/shard-0 runs/sweep/shard-1 --out runs/sweep/merged");
 
   expr::cli::SlurmArgs slurm;
   auto* slurm_cmd = app.add_subcommand("slurm", "run a series on Slurm: a job array of shards, then a job that merges them (docs/slurm.md)");
@@ -121,8 +231,11 @@ int main(int argc, char** argv) {
       ->allow_extra_args(false);
   slurm_cmd->add_option("--out", slurm.out, "the run root, on a filesystem every node sees (default: runs/<series>-<time>)");
   slurm_cmd->add_flag("--submit", slurm.submit, "submit both jobs with sbatch and print their ids, instead of printing the commands");
+  slurm_cmd->footer("Examples:\n  expr slurm experiments/attention-sweep.yaml --shards 8 --gpus-per-task 1 --out /shared/sweep\n"
+                    "  expr slurm experiments/attention-sweep.yaml --shards 8 --gpus-per-task 1 --out /shared/sweep --submit");
 
   auto* metrics_cmd = app.add_subcommand("metrics", "list what guesses can ask about");
+  metrics_cmd->footer("Example:\n  expr metrics | grep -i occupancy");
 
   auto* new_cmd = app.add_subcommand("new", "write a new plugin project or series file");
   new_cmd->require_subcommand(1);
@@ -139,6 +252,11 @@ int main(int argc, char** argv) {
   new_series_cmd->add_option("name", new_name, "the series' name (letters, digits, _)")->required();
   new_series_cmd->add_option("--plugin", series_plugin, "the plugin its experiment runs (default: NAME, else the first found)");
   new_series_cmd->add_option("--dir", new_dir, "where to write it (default: .)");
+  add_plugin_path_option(*new_series_cmd, plugin_dirs);
+  new_plugin_cmd->footer("Examples:\n  expr new plugin saxpy              # plain C++ on the CPU\n  expr new plugin linear --torch     # a LibTorch Linear layer\n"
+                         "  expr new plugin mykernel --cuda    # a CUDA kernel of your own");
+  new_series_cmd->footer("Example:\n  expr new series attention --plugin sdpa");
+  new_cmd->footer("Examples:\n  expr new plugin linear --torch\n  expr new series attention --plugin sdpa");
 
   expr::cli::HistoryArgs history;
   auto* history_cmd = app.add_subcommand("history", "list the runs recorded, or one experiment's timing over them");
@@ -148,6 +266,7 @@ int main(int argc, char** argv) {
   history_cmd->add_option("--metric", history.metric, "with --experiment: gpu_time or host_time")->check(CLI::IsMember({"gpu_time", "host_time"}));
   history_cmd->add_option("--limit", history.limit, "at most this many runs, the newest");
   add_gate_options(*history_cmd, history.gate, false);
+  history_cmd->footer("Examples:\n  expr history --series series3\n  expr history --experiment sdpa_flash --metric gpu_time");
 
   expr::cli::CalibrateArgs calibrate;
   auto* calibrate_cmd = app.add_subcommand("calibrate", "run a series several times unchanged: the gate's false-alarm rate, each point's noise");
@@ -159,6 +278,8 @@ int main(int argc, char** argv) {
   calibrate_cmd->add_option("--out", calibrate.run.out, "folder of the runs (default: runs/<series>-calibration-<time>)");
   calibrate_cmd->add_option("--history", calibrate.run.history, "history database (default: $EXPR_HISTORY, else runs/history.sqlite)");
   add_gate_options(*calibrate_cmd, calibrate.gate, false);
+  add_plugin_path_option(*calibrate_cmd, plugin_dirs);
+  calibrate_cmd->footer("Example:\n  expr calibrate experiments/series3.yaml --runs 5   # then runs and gates carry each point's noise");
 
   expr::cli::CompareArgs compare;
   auto* compare_cmd = app.add_subcommand("compare", "compare a candidate run with a baseline: timings, structure of the trace, the gate's verdict");
@@ -168,25 +289,34 @@ int main(int argc, char** argv) {
   compare_cmd->add_option("--series", compare.series, "the series, when both runs are references and the history holds several");
   compare_cmd->add_option("--markdown", compare.markdown, "also write the comparison as Markdown to this file");
   add_gate_options(*compare_cmd, compare.gate);
+  compare_cmd->footer("Examples:\n  expr compare runs/series3-a runs/series3-b\n  expr compare @last-good @last --markdown comparison.md\n"
+                      "Runs of different series, or with no experiment in common, are refused (exit 2); exit 5 is a regression.");
 
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() != 0)
+      if (const auto message = unknown_word(app, argc, argv); !message.empty()) {
+        fmt::print(stderr, "{}\n", message);
+        return expr::cli::bad_input;
+      }
     const int code = app.exit(e);
     return code == 0 ? 0 : expr::cli::bad_input;
   }
   expr::log::set_terminal_level(*expr::log::level_from(log_level));
+  if (!*list_cmd) export_plugin_path(plugin_dirs);
   if (*run_cmd) {
     if (run.series.empty() && !run.resume) {
       fmt::print(stderr, "run: give a series file, or --resume RUN_DIR\nRun with --help for more information.\n");
       return expr::cli::bad_input;
     }
+    run.program = argv[0];
     return expr::cli::run(run);
   }
   if (*validate_cmd) return expr::cli::validate(validate_file, validate_axes);
-  if (*list_cmd) return expr::cli::list(list_dirs);
+  if (*list_cmd) return expr::cli::list(plugin_dirs);
   if (*show_cmd) return expr::cli::show(show_dir, argv[0]);
-  if (*replay_cmd) return expr::cli::replay(replay_dir, replay_series, replay_out, replay_force);
+  if (*replay_cmd) return expr::cli::replay(replay_dir, replay_series, replay_out, replay_force, argv[0]);
   if (*merge_cmd) return expr::cli::merge(merge_dirs, merge_out, merge_mixed, merge_force);
   if (*slurm_cmd) return expr::cli::slurm(slurm);
   if (*metrics_cmd) return expr::cli::metrics();

@@ -368,6 +368,22 @@ void report_interruption(const report::RunResult& run) {
              run.interrupted, t.experiments_interrupted, run.planned, dir.results().string(), dir.root().string());
 }
 
+// After a finished run: its report again, and with a history the next run gated against this one
+// and, where the machine's noise was never measured, the calibration that measures it.
+std::vector<NextStep> next_steps(const RunArgs& args, const report::RunResult& run, const history::Store* store, bool uncalibrated) {
+  const auto program = shell_word(args.program);
+  const auto series = shell_word(run.series_file);
+  // A history given by --history (not found by default) must be named again.
+  const auto history = args.history ? " --history " + shell_word(args.history->string()) : std::string();
+  std::vector<NextStep> next{{fmt::format("{} show {}", program, shell_word(run.run_dir.string())), "this report again"}};
+  if (!store) return next;
+  next.push_back({fmt::format("{} run {} --baseline @last{}", program, series, history), "the next run, gated against this one (exit 5: a regression)"});
+  if (uncalibrated)
+    next.push_back({fmt::format("{} calibrate {} --runs 5{}", program, series, history),
+                    "this machine's run-to-run noise, so that gates and timing guesses know it"});
+  return next;
+}
+
 // The finished run against its baseline: inconclusive experiments are measured once more (into
 // RUN_DIR/remeasured, their new measurements taking the place of the first ones in the comparison
 // and the history), then the gate decides. The comparison goes to the terminal, summary.md and
@@ -405,7 +421,7 @@ int gate(const RunArgs& args, const report::RunRequest& request, const history::
       }
       comparison = history::compare(base, candidate, options);
     }
-  } catch (const history::EnvironmentMismatch& e) {
+  } catch (const history::Incomparable& e) {
     log::error("{}", e.what());
     return bad_input;
   }
@@ -422,6 +438,7 @@ int gate(const RunArgs& args, const report::RunRequest& request, const history::
     for (const auto& s : comparison.structure)
       if (s.regression) failures.push_back({suite, s.experiment + " " + s.figure, "structural regression", s.base + " → " + s.candidate + " " + s.detail});
   for (const auto& f : comparison.failed) failures.push_back({suite, f, "failed in the candidate", f});
+  for (const auto& m : comparison.missing) failures.push_back({suite, m, "missing from the candidate", m + ": in the baseline, not in this run"});
   try {
     util::write_atomically(dir.summary(), report::markdown_report(run) + "\n" + history::markdown(comparison));
     util::write_atomically(dir.junit(), report::junit_report(run, failures));
@@ -578,6 +595,7 @@ int run(const RunArgs& args) {
   if (args.baseline) {
     try {
       base = load_run(*args.baseline, store ? &*store : nullptr, loaded.plan.name);
+      history::check_same_series(base->series, loaded.plan.name);
     } catch (const std::exception& e) {
       log::error("--baseline {}: {}", *args.baseline, e.what());
       return bad_input;
@@ -620,10 +638,10 @@ int run(const RunArgs& args) {
     return cannot_write;
   }
   fmt::print("\nresults: {}\n", dir.results().string());
-  print_traces_line(dir);
   if (store) fmt::print("history: {} (run {})\n", store->file().string(), x->run.id);
   if (x->signal != 0) {
     report_interruption(x->run);
+    print_ending(dir, {{resume_command(args.program, dir.root()), "run the experiments that did not finish"}});
     return interrupted_base + x->signal;
   }
   int code = outcome_code(report::tally(x->run));
@@ -638,6 +656,7 @@ int run(const RunArgs& args) {
     // A failed experiment says more than a slow one; a regression more than a guess.
     if (code != experiment_failed && gated != ok) code = gated;
   }
+  print_ending(dir, next_steps(args, x->run, store ? &*store : nullptr, how.noise.empty()));
   if (!x->history_error.empty() && code == ok) return cannot_write;
   return code;
 }

@@ -482,6 +482,11 @@ int new_plugin(const std::string& name, PluginKind kind, const std::optional<fs:
   const auto me = self();
   const auto dir = dir_option.value_or(fs::path(name));
   const auto source = name + k.extension;
+  // A build tree's expr has no CMake package to build against: the files then name the prefix it
+  // is to be installed to, as the note below says, so that the two give one piece of advice.
+  const std::string suggested_prefix = "$HOME/expr";
+  const auto prefix = me.installed ? me.prefix.string() : suggested_prefix;
+  const auto program = me.installed ? me.expr.string() : suggested_prefix + "/bin/expr";
   const auto fill = [&](std::string text) {
     text = replace_all(std::move(text), "@PROJECT@", k.project);
     text = replace_all(std::move(text), "@FIND@", k.find);
@@ -490,8 +495,8 @@ int new_plugin(const std::string& name, PluginKind kind, const std::optional<fs:
     text = replace_all(std::move(text), "@FLAG@", k.flag);
     text = replace_all(std::move(text), "@SOURCE@", source);
     text = replace_all(std::move(text), "@CLASS@", class_name(name));
-    text = replace_all(std::move(text), "@PREFIX@", me.prefix.string());
-    text = replace_all(std::move(text), "@EXPR@", me.expr.string());
+    text = replace_all(std::move(text), "@PREFIX@", prefix);
+    text = replace_all(std::move(text), "@EXPR@", program);
     return replace_all(std::move(text), "@NAME@", name);
   };
   const int status = write_files(dir, {{"CMakeLists.txt", fill(cmake_project)},
@@ -500,9 +505,9 @@ int new_plugin(const std::string& name, PluginKind kind, const std::optional<fs:
                                        {"README.md", fill(readme)}});
   if (status == ok && !me.installed)
     fmt::print(stderr,
-               "note: this expr ({}) is not an installed one: its prefix has no lib/cmake/expr. Install it first "
-               "(cmake --install BUILD --prefix P) and build the plugin with -DCMAKE_PREFIX_PATH=P\n",
-               me.expr.string());
+               "note: this expr ({}) is not an installed one: its prefix has no lib/cmake/expr to build a plugin against. "
+               "Install it first:\n  cmake --install {} --prefix {}\nthen {}/README.md builds and runs the plugin with that expr\n",
+               me.expr.string(), shell_word(me.prefix.string()), suggested_prefix, dir.string());
   return status;
 }
 
@@ -563,7 +568,7 @@ experiments:
     # the plugins found here: {found} (`expr list` shows their parameters)
     plugin: {plugin}
     params:                       # the plugin's parameters, at their defaults
-{params}    # axes:                       # a sweep: one experiment per value (README, "Sweeps")
+{params}    # axes:                       # a sweep: one experiment per value (docs/series-files.md, "Sweeps")
     #   n: pow2(1024, 1048576)
     expect:
       - check: first_call > host_time

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include "analysis/noise.hpp"
 #include "util/text.hpp"
@@ -19,6 +20,17 @@ using analysis::Unit;
 using analysis::Value;
 
 namespace {
+
+// "unknown metric 'device_time'; did you mean 'gpu_time'? (`expr metrics` lists every metric)": the
+// closest name, else the metric that another tool's word names (the reports' columns use these names).
+std::string unknown_metric(const std::string& name) {
+  static const std::map<std::string, std::string> other_words{{"device_time", "gpu_time"}, {"cuda_time", "gpu_time"},
+                                                              {"kernel_time", "gpu_time"}, {"cpu_time", "host_time"},
+                                                              {"wall_time", "host_time"},  {"cold_call", "first_call"}};
+  auto hint = util::did_you_mean(name, analysis::metric_names());
+  if (const auto it = other_words.find(name); hint.empty() && it != other_words.end()) hint = "; did you mean '" + it->second + "'?";
+  return fmt::format("unknown metric '{}'{} (`expr metrics` lists every metric)", name, hint);
+}
 
 std::string describe(const Type& t) {
   if (t.kind == Type::Kind::text) return "text";
@@ -131,14 +143,14 @@ Type Reference::bind(Scope& scope) {
       if (segs.size() > 1 && !segs[0].args)
         throw at_name(segs[0], fmt::format("'{}' is neither a metric nor an experiment of this series{}", segs[0].name,
                                            util::did_you_mean(segs[0].name, scope.experiments)));
-      throw at_name(segs[0], fmt::format("unknown metric '{}'{}", segs[0].name, util::did_you_mean(segs[0].name, analysis::metric_names())));
+      throw at_name(segs[0], unknown_metric(segs[0].name));
     }
     experiment = segs[0].name;
     auto& read = scope.reads.experiments;
     if (std::find(read.begin(), read.end(), experiment) == read.end()) read.push_back(experiment);
     i = 1;
     if (!analysis::find_metric(segs[i].name))
-      throw at_name(segs[i], fmt::format("unknown metric '{}'{}", segs[i].name, util::did_you_mean(segs[i].name, analysis::metric_names())));
+      throw at_name(segs[i], unknown_metric(segs[i].name));
   }
   const auto& metric = segs[i];
   const auto& spec = *analysis::find_metric(metric.name);

@@ -36,7 +36,7 @@ std::size_t Comparison::structural_regressions() const {
 }
 
 bool Comparison::regression() const {
-  return count(Change::slower) > 0 || !failed.empty() || (structure_gated && structural_regressions() > 0);
+  return count(Change::slower) > 0 || !failed.empty() || !missing.empty() || (structure_gated && structural_regressions() > 0);
 }
 
 std::vector<std::string> Comparison::inconclusive_experiments() const {
@@ -278,7 +278,15 @@ void learn_history(const PointRuns& runs, const series::Gates& gates, CompareOpt
   }
 }
 
+void check_same_series(const std::string& base_series, const std::string& candidate_series) {
+  if (base_series != candidate_series)
+    throw Incomparable(fmt::format("refusing to compare runs of different series: the baseline is a run of {}, the candidate of {}. "
+                                   "A gate is the same series measured again; compare with a run of {} (@last-good, or its run directory)",
+                                   base_series, candidate_series, candidate_series));
+}
+
 Comparison compare(const RunRecord& base, const RunRecord& candidate, const CompareOptions& options) {
+  check_same_series(base.series, candidate.series);
   Comparison out;
   out.series = candidate.series;
   out.base = {base.id, base.revision, base.started, base.run_dir, base.series_file};
@@ -297,11 +305,17 @@ Comparison compare(const RunRecord& base, const RunRecord& candidate, const Comp
     throw EnvironmentMismatch(fmt::format("refusing to compare runs from different machines; their timings are different quantities:{}\n"
                                           "(--across-environments compares them anyway, with this difference shown)",
                                           machine));
-  if (base.series != candidate.series)
-    out.notes.push_back(fmt::format("the baseline is a run of series {}, the candidate of {}", base.series, candidate.series));
 
   for (const auto& b : base.experiments)
-    if (!candidate.find(b.identity)) out.notes.push_back(fmt::format("{}: in the baseline only", b.identity));
+    if (!candidate.find(b.identity)) out.missing.push_back(b.identity);
+  if (out.missing.size() == base.experiments.size()) {
+    std::vector<std::string> candidates;
+    for (const auto& c : candidate.experiments) candidates.push_back(c.identity);
+    throw Incomparable(fmt::format("refusing to compare: the runs have no experiment in common (renamed?), so there is nothing to gate.\n"
+                                   "  the baseline's: {}\n  the candidate's: {}",
+                                   out.missing.empty() ? std::string("none") : fmt::format("{}", fmt::join(out.missing, ", ")),
+                                   candidates.empty() ? std::string("none") : fmt::format("{}", fmt::join(candidates, ", "))));
+  }
   for (const auto& c : candidate.experiments) {
     const auto* b = base.find(c.identity);
     if (!b) {
@@ -408,12 +422,13 @@ std::string method(const Comparison& c) {
 
 std::string verdict_line(const Comparison& c) {
   const auto summary = fmt::format("{} slower, {} faster, {} same, {} inconclusive ({} of {} timing{} could not detect a change of "
-                                   "their threshold's size); {} structural regression{}, {} improvement{}{}",
+                                   "their threshold's size); {} structural regression{}, {} improvement{}{}{}",
                                    c.count(Change::slower), c.count(Change::faster), c.count(Change::same), c.count(Change::inconclusive),
                                    c.blind(), c.timings.size(), c.timings.size() == 1 ? "" : "s",
                                    c.structural_regressions(), c.structural_regressions() == 1 ? "" : "s",
                                    c.structure.size() - c.structural_regressions(), c.structure.size() - c.structural_regressions() == 1 ? "" : "s",
-                                   c.failed.empty() ? "" : fmt::format("; {} failed", c.failed.size()));
+                                   c.failed.empty() ? "" : fmt::format("; {} failed", c.failed.size()),
+                                   c.missing.empty() ? "" : fmt::format("; {} missing from the candidate", c.missing.size()));
   return fmt::format("{}: {}", c.regression() ? "REGRESSION, the gate fails" : "no regression, the gate passes", summary);
 }
 
@@ -458,6 +473,7 @@ std::string terminal_text(const Comparison& c, bool color) {
   if (!c.structure.empty()) out += "\nstructure of the trace:\n" + structure_table(c).text("  ");
   else out += "\nstructure of the trace: no change\n";
   for (const auto& f : c.failed) out += "  " + paint("failed: ", "31") + f + "\n";
+  for (const auto& m : c.missing) out += "  " + paint("missing: ", "31") + m + ": in the baseline, not in the candidate\n";
   if (!c.environment.empty()) out += "\nenvironment differences:\n" + environment_text(c, "  ");
   for (const auto& n : c.notes) out += "  note: " + n + "\n";
   out += "\n" + paint(verdict_line(c), c.regression() ? "31" : "32") + "\n";
@@ -476,6 +492,7 @@ std::string markdown(const Comparison& c) {
   out += "### Structure of the trace\n\n";
   out += c.structure.empty() ? "No change.\n\n" : structure_table(c).markdown() + "\n";
   for (const auto& f : c.failed) out += "- failed: " + f + "\n";
+  for (const auto& m : c.missing) out += "- missing: " + m + ": in the baseline, not in the candidate\n";
   if (!c.environment.empty()) out += "### Environment differences\n\n" + environment_text(c, "- ") + "\n";
   for (const auto& n : c.notes) out += "- note: " + n + "\n";
   const auto commands = reproduce(c);

@@ -22,8 +22,10 @@
 // the timing says: more copies, kernels, memsets, ops or ranges, a lower occupancy, or another main
 // kernel, footprint or launch API is a regression; fewer is an improvement.
 // The gate fails on a slower timing, a structural regression (unless the gates turn structure
-// off), or an experiment that ran in the baseline and failed in the candidate; never on an
-// improvement, a "same" or an inconclusive point.
+// off), an experiment that ran in the baseline and failed in the candidate, or one of the baseline
+// missing from the candidate (a nightly job must notice a vanished or renamed experiment); never
+// on an improvement, a "same" or an inconclusive point. Runs of different series, or with no
+// experiment in common, are not compared at all: a gate over nothing would pass.
 #pragma once
 
 #include <map>
@@ -89,6 +91,7 @@ struct Comparison {
   std::vector<TimingComparison> timings;
   std::vector<StructuralChange> structure;
   std::vector<std::string> failed;  // experiments that ran in the baseline and failed in the candidate, with why
+  std::vector<std::string> missing;  // experiments of the baseline that the candidate does not have
   std::vector<std::string> notes;   // experiments on one side only, parameters that differ, timings without samples
   std::map<std::string, double> thresholds;
   bool structure_gated = true;
@@ -130,13 +133,24 @@ analysis::ProcessNoise history_noise(const std::vector<outcome::Stats>& runs, co
 using PointRuns = std::map<std::pair<std::string, std::string>, std::vector<outcome::Stats>>;
 void learn_history(const PointRuns& runs, const series::Gates& gates, CompareOptions& options);
 
-// Two runs on different machines (record.hpp: machine_keys) measure different things.
-class EnvironmentMismatch : public std::runtime_error {
+// Two runs that cannot be compared: of different series, with no experiment in common, or from
+// different machines (EnvironmentMismatch). `expr compare` and `run --baseline` exit with 2.
+class Incomparable : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
+// Two runs on different machines (record.hpp: machine_keys) measure different things.
+class EnvironmentMismatch : public Incomparable {
+ public:
+  using Incomparable::Incomparable;
+};
 
-// Throws EnvironmentMismatch, naming every machine key that differs, unless across_environments.
+// Throws Incomparable when the baseline is a run of another series than the candidate's, so that
+// `run --baseline DIR` can refuse before anything runs.
+void check_same_series(const std::string& base_series, const std::string& candidate_series);
+
+// Throws Incomparable for runs of different series or with no experiment in common, and
+// EnvironmentMismatch, naming every machine key that differs, unless across_environments.
 Comparison compare(const RunRecord& base, const RunRecord& candidate, const CompareOptions& options);
 
 // The comparison for a terminal (color when it is one) and as Markdown: the timing table with each

@@ -59,10 +59,12 @@ std::map<std::string, std::string> host_environment() {
       break;
     }
   env["cpu_cores"] = std::to_string(std::thread::hardware_concurrency());
-  env["expr"] = EXPR_VERSION;
+  env["expr"] = expr_version();
   env["expr_revision"] = expr_revision();
   return env;
 }
+
+const char* expr_version() { return EXPR_VERSION; }
 
 std::string new_run_id() {
   std::random_device entropy;

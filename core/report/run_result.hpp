@@ -100,5 +100,6 @@ std::map<std::string, std::string> host_environment();
 std::string utc_now();
 std::string new_run_id();     // "20261130T081502Z-4f1c2a"
 const char* expr_revision();  // `git describe` of the source tree the binary was built from
+const char* expr_version();   // the project's version (CMake's PROJECT_VERSION), as the package names it
 
 }  // namespace expr::report

@@ -387,3 +387,60 @@ TEST_CASE("an inconclusive point is measured once more before the gate decides, 
   CHECK(fs::exists(dir / "again" / "remeasured" / "results.json"));
   CHECK(has(row(o.out, "host_time"), "inconclusive"));
 }
+
+namespace {
+std::string replaced(std::string text, const std::string& from, const std::string& to) {
+  const auto at = text.find(from);
+  REQUIRE(at != std::string::npos);
+  return text.replace(at, from.size(), to);
+}
+}  // namespace
+
+TEST_CASE("a gate over nothing is refused: runs of different series, or with no experiment in common, exit 2") {
+  const auto dir = e2e::scratch("history_nothing_in_common");
+  record(dir, "base", waiting(100));
+  record(dir, "other", replaced(waiting(100), "series: waiting", "series: other"));
+  record(dir, "renamed", replaced(waiting(100), "name: w\n", "name: w2\n"));
+
+  auto o = e2e::expr(dir, "compare base other");
+  INFO(o.all());
+  CHECK(o.exit_code == 2);
+  CHECK(has(o.err, "refusing to compare runs of different series: the baseline is a run of waiting, the candidate of other"));
+  CHECK(o.out.empty());
+
+  o = e2e::expr(dir, "compare base renamed");
+  INFO(o.all());
+  CHECK(o.exit_code == 2);
+  CHECK(has(o.err, "the runs have no experiment in common (renamed?)"));
+  CHECK(has(o.err, "the baseline's: w\n"));
+  CHECK(has(o.err, "the candidate's: w2"));
+
+  // run --baseline of another series' run directory is refused before anything runs.
+  o = e2e::expr(dir, "run other.yaml --out gated --history history.sqlite --baseline base");
+  INFO(o.all());
+  CHECK(o.exit_code == 2);
+  CHECK(has(o.err, "--baseline base: refusing to compare runs of different series"));
+  CHECK(!fs::exists(dir / "gated"));
+}
+
+TEST_CASE("an experiment of the baseline missing from the candidate fails the gate and is named in its verdict") {
+  const auto dir = e2e::scratch("history_missing");
+  const auto two = waiting(100) + "  - name: v\n    plugin: waiter\n    params: {delay: 100}\n";
+  record(dir, "base", two);
+  record(dir, "one", waiting(100));
+
+  auto o = e2e::expr(dir, "compare base one");
+  INFO(o.all());
+  CHECK(o.exit_code == 5);
+  CHECK(has(o.out, "missing: v: in the baseline, not in the candidate"));
+  CHECK(has(o.out, "REGRESSION, the gate fails"));
+  CHECK(has(o.out, "; 1 missing from the candidate"));
+
+  // The same in a run's gate: the verdict, and a failing case of the gate's suite in junit.xml.
+  o = e2e::expr(dir, "run one.yaml --out gated --history history.sqlite --baseline base");
+  INFO(o.all());
+  CHECK(o.exit_code == 5);
+  CHECK(has(o.out, "missing: v: in the baseline, not in the candidate"));
+  CHECK(has(slurp(dir / "gated" / "junit.xml"), "<failure message=\"missing from the candidate\">"));
+  CHECK(has(slurp(dir / "gated" / "summary.md"), "- missing: v: in the baseline, not in the candidate"));
+}

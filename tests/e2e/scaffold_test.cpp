@@ -43,6 +43,9 @@ TEST_CASE("new plugin writes the project's four files, and refuses a bad name or
   CHECK(e2e::read_text(dir / "my_probe" / "CMakeLists.txt").find("expr_add_plugin(my_probe my_probe.cu)") != std::string::npos);
   // The build tree's expr is not an installed one; it says so.
   CHECK(o.err.find("is not an installed one") != std::string::npos);
+  // ... and its advice is the one the project's files give: install to $HOME/expr, build against it.
+  CHECK(o.err.find("--prefix $HOME/expr") != std::string::npos);
+  CHECK(e2e::read_text(dir / "my_probe" / "README.md").find("-DCMAKE_PREFIX_PATH=$HOME/expr") != std::string::npos);
   o = e2e::expr(dir, "new plugin my_probe");
   CHECK(o.exit_code == 2);
   CHECK(o.err.find("my_probe/CMakeLists.txt") != std::string::npos);

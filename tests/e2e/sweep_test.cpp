@@ -244,7 +244,7 @@ TEST_CASE("a sweep guess naming an unknown axis or metric is reported at its pla
 )");
   INFO(o.all());
   CHECK(o.exit_code == 2);
-  CHECK(has(o.err, "series.yaml:10:15: error: unknown metric 'host_tim'; did you mean 'host_time'?\n"
+  CHECK(has(o.err, "series.yaml:10:15: error: unknown metric 'host_tim'; did you mean 'host_time'? (`expr metrics` lists every metric)\n"
                    "          - slope(host_tim, size) ~ 2 ± 0.3\n" + std::string(4 + 14, ' ') + "^~~~~~~~\n"));
   CHECK(has(o.err, "series.yaml:11:30: error: 'sise' is not an axis of sums; did you mean 'size'?"));
 }

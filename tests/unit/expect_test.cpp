@@ -57,7 +57,9 @@ TEST_CASE("parse errors point at the offending character") {
 }
 
 TEST_CASE("names are checked against the metrics and the series' experiments, with suggestions") {
-  CHECK(error_of("kernals == 5").second == "unknown metric 'kernals'; did you mean 'kernels'?");
+  CHECK(error_of("kernals == 5").second == "unknown metric 'kernals'; did you mean 'kernels'? (`expr metrics` lists every metric)");
+  // The table's column is gpu_time; other tools call it device time.
+  CHECK(error_of("device_time < 1ms").second == "unknown metric 'device_time'; did you mean 'gpu_time'? (`expr metrics` lists every metric)");
   CHECK(error_of("kernel.ocupancy > 10%") == std::pair<std::size_t, std::string>{7, "kernel has no figure 'ocupancy'; did you mean 'occupancy'?"});
   CHECK(error_of("kernel > 1").second.find("kernel picks one kernel; add the figure you want") == 0);
   CHECK(error_of("gpu_time < othr.gpu_time").second.find("did you mean 'other'?") != std::string::npos);
