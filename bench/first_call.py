@@ -14,6 +14,8 @@ clock, with torch.cuda.synchronize() before and after, and the second forward th
         with --results, the variants and parameters of the first expr run given instead, and the
         first_call of every run given next to each (its median and range, the ratio of the medians,
         and whether they agree: medians within 25%, or else overlapping ranges).
+        With --dry-run, no process is started: the variants it would measure, with their
+        parameters, and the first_call figures of the runs given (CI runs this on tests/data).
 
     python3 bench/first_call.py --runs N --interleave "EXPR_COMMAND {round}" --results DIR{round}/results.json
         N rounds, each running EXPR_COMMAND (with {round} replaced) and then one fresh process per
@@ -182,8 +184,15 @@ def main():
     parser.add_argument("--results", nargs="+", help="expr results.json files: the variants and parameters of the first, "
                         "the first_call figures of all")
     parser.add_argument("--interleave", help="an expr command to run before each round ({round} is its number)")
+    parser.add_argument("--dry-run", action="store_true", help="measure nothing: list the variants and expr's figures")
     parser.add_argument("variants", nargs="*", help="variants to measure (default: all)")
     args = parser.parse_args()
+    if args.dry_run:
+        for e in experiments_to_run(args):
+            expr_first = expr_first_calls(args.results or [], e["name"])
+            print(f"{e['name']:15s} {e['plugin']:11s} {json.dumps(e['params'], sort_keys=True)}"
+                  + (f"   expr ({len(expr_first)} runs) {spread(expr_first)}" if expr_first else ""))
+        return
     if args.interleave:
         interleaved(args)
         return

@@ -6,33 +6,36 @@ do the same work: the same variants and shapes, and per variant the same number 
     python3 bench/series3_torch.py profile RUN_DIR/results.json OUT_DIR
         every forward under torch.profiler (the first skipped, the warm-up as the profiler's warm-up,
         the rest recorded), then per variant what the series read off the profiler: kernels and
-        device time per forward, and the Chrome trace it exported
+        device time per forward, and the Chrome trace it exported to OUT_DIR/VARIANT.json (OUT_DIR
+        is created if it does not exist)
     python3 bench/series3_torch.py events RUN_DIR/results.json
         device time per forward from one pair of CUDA events around back-to-back forwards, next to
         expr's gpu_time for the same variant
+    python3 bench/series3_torch.py plan RUN_DIR/results.json
+        without a GPU or PyTorch: per variant the forwards `profile` runs and records, as read off
+        results.json (CI runs it on the recorded run in tests/data)
 """
 import contextlib
 import json
 import math
+import os
 import sys
 import time
-
-import torch
-import torch.nn.functional as F
-from torch.nn.attention import SDPBackend, sdpa_kernel
-from torch.profiler import ProfilerActivity, profile, schedule
-
-DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32, "fp64": torch.float64}
-BACKENDS = {"math": SDPBackend.MATH, "efficient": SDPBackend.EFFICIENT_ATTENTION,
-            "flash": SDPBackend.FLASH_ATTENTION, "cudnn": SDPBackend.CUDNN_ATTENTION}
 
 
 def forward_of(experiment):
     """The experiment's forward, built as its expr plugin builds it."""
+    import torch
+    import torch.nn.functional as F
+    from torch.nn.attention import SDPBackend
+
+    dtypes = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32, "fp64": torch.float64}
+    backends = {"math": SDPBackend.MATH, "efficient": SDPBackend.EFFICIENT_ATTENTION,
+                "flash": SDPBackend.FLASH_ATTENTION, "cudnn": SDPBackend.CUDNN_ATTENTION}
     p = experiment["params"]
     torch.manual_seed(0)
     shape = (p["batch"], p["heads"], p["seq"], p["head_dim"])
-    q, k, v = (torch.randn(shape, dtype=DTYPES[p["dtype"]], device="cuda") for _ in range(3))
+    q, k, v = (torch.randn(shape, dtype=dtypes[p["dtype"]], device="cuda") for _ in range(3))
     if experiment["plugin"] == "masked_fill":
         mask = torch.ones(p["seq"], p["seq"], dtype=torch.bool, device="cuda").triu(1)
         scale = 1.0 / math.sqrt(p["head_dim"])
@@ -42,30 +45,62 @@ def forward_of(experiment):
             scores = scores.masked_fill_(mask, float("-inf")) if p["inplace"] else scores.masked_fill(mask, float("-inf"))
             return torch.matmul(torch.softmax(scores, -1), v)
         return naive, None
-    backend = BACKENDS.get(p["backend"])
+    backend = backends.get(p["backend"])
     return (lambda: F.scaled_dot_product_attention(q, k, v, is_causal=p["causal"])), backend
 
 
-def calls_of(experiment):
+def plan_of(experiment):
+    """(calls, warmup, recorded): the forwards expr's worker ran for the experiment (the cold call,
+    the warm-up, the host samples, the device batches, each of which starts with one unmeasured
+    call, and the traced iterations), and how `profile` splits them: the first skipped, `warmup` as
+    the profiler's warm-up, the rest recorded."""
     t = experiment["timing"]
-    return (1 + experiment["iterations"]["warmup"] + t["host"]["iterations"] + t["device"]["iterations"] + t["device"]["samples"]
-            + experiment["iterations"]["traced"])  # device batches each start with one unmeasured call
+    calls = (1 + experiment["iterations"]["warmup"] + t["host"]["iterations"] + t["device"]["iterations"] + t["device"]["count"]
+             + experiment["iterations"]["traced"])
+    warmup = max(experiment["iterations"]["warmup"], 1)
+    return calls, warmup, calls - 1 - warmup
+
+
+def measured(results):
+    return [e for e in results["experiments"] if e["status"] == "ok"]
+
+
+def print_plan(results):
+    for e in measured(results):
+        calls, warmup, recorded = plan_of(e)
+        print(f"{e['name']:15s} {calls:6d} forwards: 1 skipped, {warmup} warm-up, {recorded} recorded")
+
+
+def import_torch_with_cuda():
+    """torch, or exit 1 saying why this mode cannot run here."""
+    try:
+        import torch
+    except ImportError as e:
+        sys.exit(f"series3_torch.py: this mode needs PyTorch: {e}")
+    if not torch.cuda.is_available():
+        sys.exit("series3_torch.py: this mode needs a CUDA device, and PyTorch sees none")
+    return torch
 
 
 def profile_all(results, out_dir):
+    # Made before anything runs: the profiler's export does not create it, and says nothing.
+    try:
+        os.makedirs(out_dir, exist_ok=True)
+    except OSError as e:
+        sys.exit(f"series3_torch.py: cannot make the output directory: {e}")
+    torch = import_torch_with_cuda()
+    from torch.nn.attention import sdpa_kernel
+    from torch.profiler import ProfilerActivity, profile, schedule
+
     start = time.perf_counter()
-    for e in results["experiments"]:
-        if e["status"] != "ok":
-            continue
+    for e in measured(results):
         forward, backend = forward_of(e)
-        calls = calls_of(e)
-        warmup = max(e["iterations"]["warmup"], 1)
-        recorded = calls - 1 - warmup
+        calls, warmup, recorded = plan_of(e)
         seen = {}
 
         def read_off(prof, name=e["name"]):
             # What the series read off the profiler: GPU activities and device time per forward.
-            prof.export_chrome_trace(f"{out_dir}/{name}.json")
+            prof.export_chrome_trace(os.path.join(out_dir, f"{name}.json"))
             gpu = [ev for ev in prof.events() if ev.device_type == torch.autograd.DeviceType.CUDA
                    and ev.name != "forward" and not ev.name.startswith("ProfilerStep")]  # kernels and copies, not ranges
             seen["activities"] = len(gpu) / recorded
@@ -82,15 +117,18 @@ def profile_all(results, out_dir):
                         forward()
                     prof.step()
         torch.cuda.synchronize()
+        if not os.path.isfile(os.path.join(out_dir, f"{e['name']}.json")):
+            sys.exit(f"series3_torch.py: {e['name']}: the profiler wrote no trace to {out_dir}")
         print(f"{e['name']:15s} {calls:6d} forwards  {seen.get('activities', 0):6.1f} GPU activities/forward  "
               f"{seen.get('device_us', 0):9.2f} us device/forward  {time.perf_counter() - t0:7.2f} s", flush=True)
     print(f"torch.profiler workflow: {time.perf_counter() - start:.2f} s for all variants (after import and CUDA init)")
 
 
 def events(results):
-    for e in results["experiments"]:
-        if e["status"] != "ok":
-            continue
+    torch = import_torch_with_cuda()
+    from torch.nn.attention import sdpa_kernel
+
+    for e in measured(results):
         forward, backend = forward_of(e)
         n = e["timing"]["device"]["iterations"]
         with torch.no_grad(), (sdpa_kernel(backend) if backend else contextlib.nullcontext()):
@@ -110,13 +148,18 @@ def events(results):
 
 
 def main():
-    mode, path = sys.argv[1], sys.argv[2]
-    with open(path) as f:
+    args = sys.argv[1:]
+    if not (len(args) == 3 and args[0] == "profile" or len(args) == 2 and args[0] in ("events", "plan")):
+        print(__doc__, file=sys.stderr)
+        sys.exit(2)
+    with open(args[1]) as f:
         results = json.load(f)
-    if mode == "profile":
-        profile_all(results, sys.argv[3])
-    else:
+    if args[0] == "profile":
+        profile_all(results, args[2])
+    elif args[0] == "events":
         events(results)
+    else:
+        print_plan(results)
 
 
 if __name__ == "__main__":

@@ -51,22 +51,24 @@ struct Scenario {
   std::string mark;  // EXPR_TEST_MARK=..., in the environment of expr and everything it starts
 };
 
-// Starts the series and returns half a second after `second` reached its warm-up (expr's progress
-// lines say so): busy is timing by then, hung asleep in its warm-up with its helper started.
+// Starts the series and returns once `second` is in the middle: busy timing (expr's progress line
+// says so), hung asleep in its warm-up with its helper started (expr, the worker and the helper
+// carry the mark). Waited for, not slept for: on a loaded machine the warm-up can take longer than
+// any fixed pause.
 Scenario start_and_wait(const std::string& name, const std::string& second) {
   const auto dir = e2e::scratch("signals_" + name);
   e2e::write(dir, "series.yaml", series(second));
   const auto mark = "EXPR_TEST_MARK=signals_" + name + "_" + std::to_string(::getpid());
   auto expr = e2e::start(dir, "run series.yaml --out run", mark);
-  const bool warming_up = e2e::eventually(
+  const bool in_the_middle = e2e::eventually(
       [&] {
+        if (second == "hung") return e2e::processes_with(mark).size() >= 3;
         std::ifstream progress(dir / "stderr.txt");
         const std::string text((std::istreambuf_iterator<char>(progress)), {});
-        return text.find("second on cpu: warm-up") != std::string::npos;
+        return text.find("second on cpu: timing host") != std::string::npos;
       },
       60s);
-  REQUIRE(warming_up);
-  std::this_thread::sleep_for(500ms);
+  REQUIRE(in_the_middle);
   return {expr, mark};
 }
 
