@@ -1,9 +1,10 @@
 # The Debian package: `cmake --build build --target package` makes expr_<version>_amd64.deb (CPack)
-# from the install tree of ExprPackage.cmake, under /usr, with the series that ship as examples in
-# /usr/share/expr/series. What it needs beyond Debian is what the build needs: the CUDA 13 toolkit
-# (its runtime and CUPTI) at /usr/local/cuda, which the binary's run path names; no Debian package
-# provides it, so the package cannot depend on it. scripts/fresh-check installs the package in a
-# fresh Debian root and runs the CPU series with it.
+# from the install tree of ExprPackage.cmake under /opt/expr (coreutils owns /usr/bin/expr), with
+# the series that ship as examples in /opt/expr/share/expr/series; the tree is relocatable, so it
+# runs from there as from any prefix. Beyond Debian it needs what the build needs: the CUDA 13
+# runtime and CUPTI at /usr/local/cuda, which the binary's run path names and which no Debian
+# package provides, so the package cannot depend on them. scripts/fresh-check installs the package
+# in a fresh Debian root and runs the CPU series with it.
 install(FILES ${PROJECT_SOURCE_DIR}/tests/series/cpu.yaml ${PROJECT_SOURCE_DIR}/experiments/series3.yaml
               ${PROJECT_SOURCE_DIR}/experiments/attention-sweep.yaml ${PROJECT_SOURCE_DIR}/experiments/masked-fill-gate.yaml
         DESTINATION share/expr/series)
@@ -13,7 +14,7 @@ set(CPACK_PACKAGE_NAME expr)
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "GPU profiling experiments: guesses about the trace, judged against it")
 set(CPACK_PACKAGE_CONTACT "expr maintainers")
-set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
+set(CPACK_PACKAGING_INSTALL_PREFIX /opt/expr)
 set(CPACK_STRIP_FILES ON)  # the RelWithDebInfo binary is mostly debug information
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)  # expr_<version>_<architecture>.deb
 set(CPACK_DEBIAN_PACKAGE_SECTION devel)
