@@ -50,10 +50,15 @@ struct WorkerExit {
   std::string describe() const;          // "was killed by SIGSEGV (Segmentation fault)", "exited with status 3 ..."
 };
 
+// The most of a worker's stdout and stderr its log file keeps: the rest is dropped, and a last line
+// says how much was. A plugin that prints without end must not fill the disk that the run's
+// results are written to.
+constexpr std::uint64_t max_worker_output = std::uint64_t{16} << 20;
+
 struct WorkerOptions {
   std::string name;                // what the parent's log calls the worker: its log lines come as "NAME: line"
   double timeout_seconds = 0;      // 0: none
-  std::filesystem::path log_file;  // the child's stdout and stderr, and its own log (util/log.hpp)
+  std::filesystem::path log_file;  // the child's stdout and stderr, and its own log (util/log.hpp), up to max_worker_output
   std::function<void(const nlohmann::json&)> on_message{};  // every message but the result and log lines, as it arrives
   std::function<void(WorkerExit)> on_exit{};                // once, after the child is reaped
   std::optional<std::uint64_t> memory_limit{};              // bytes of host memory (runner/limits.hpp); none: no limit
@@ -87,8 +92,16 @@ class WorkerPool {
     std::string pending;  // a message not yet complete
     std::optional<nlohmann::json> result;
     bool stopping = false;  // stop_all or kill_all reached it
+    // The child's stdout and stderr come through a pipe that the parent copies into the log
+    // file, so that it can stop at max_worker_output.
+    int output_fd = -1;  // -1 once the child's side closed
+    int log_fd = -1;     // -1 when the log file could not be opened
+    std::uint64_t logged = 0, dropped = 0;
   };
   bool read_from(int fd);  // false once the child closed its end
+  // Copies what the child printed (up to 1 MiB a call) into its log file, up to the cap; false once
+  // its side closed.
+  static bool copy_output(Worker& w);
   void finish(int fd, bool timed_out);
 
   std::map<int, Worker> workers_;  // by the read end of the child's pipe

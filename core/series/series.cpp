@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <set>
 
@@ -147,6 +148,24 @@ class Reader final : public NodeReader {
       if (key && std::find(known.begin(), known.end(), key) == known.end())
         problem(kv.first, fmt::format("unknown key '{}' in {}{}; expected {}", *key, where, util::did_you_mean(*key, known),
                                       util::one_of(known)));
+    }
+  }
+
+  // Keys given twice in one mapping, anywhere in the document: YAML forbids them, and yaml-cpp
+  // would quietly keep the first. Each later one is reported where it is written.
+  void duplicate_keys(const YAML::Node& n) {
+    if (n.IsSequence())
+      for (const auto& item : n) duplicate_keys(item);
+    if (!n.IsMap()) return;
+    std::map<std::string, YAML::Node> seen;
+    for (const auto& kv : n) {
+      if (kv.first.IsScalar()) {
+        const auto [first, fresh] = seen.emplace(kv.first.Scalar(), kv.first);
+        if (!fresh)
+          problem(kv.first, fmt::format("key '{}' is given twice in this mapping (first on line {}); YAML allows each key once",
+                                        util::shortened(kv.first.Scalar()), first->second.Mark().line + 1));
+      }
+      duplicate_keys(kv.second);
     }
   }
 
@@ -420,6 +439,13 @@ bool is_identifier(std::string_view s) {
   return !s.empty() && letter(s[0]) && std::all_of(s.begin(), s.end(), [&](char c) { return letter(c) || digit(c); });
 }
 
+// A series name becomes a directory name and a shell word: an identifier that may also hold '-'
+// and '.', which cannot climb out ("..") nor pass for an option or a hidden file.
+bool is_series_name(std::string_view s) {
+  const auto allowed = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.'; };
+  return !s.empty() && s[0] != '.' && s[0] != '-' && std::all_of(s.begin(), s.end(), allowed);
+}
+
 }  // namespace
 
 Series read(const std::filesystem::path& file) {
@@ -430,13 +456,18 @@ Series read(const std::filesystem::path& file) {
                                          static_cast<unsigned char>(text[bad]))}});
 
   const auto source = std::make_shared<const util::SourceText>(file.string(), text);
-  YAML::Node root;
+  std::vector<YAML::Node> documents;
   try {
-    root = YAML::Load(text);
+    documents = YAML::LoadAll(text);
   } catch (const YAML::Exception& e) {
     throw util::InputError({{{file.string(), e.mark.line + 1, e.mark.column + 1, 1, source}, "malformed YAML: " + e.msg}});
   }
+  const YAML::Node root = documents.empty() ? YAML::Node() : documents.front();
   Reader r(source);
+  if (documents.size() > 1)
+    r.problem(documents[1].Mark().is_null() ? util::SourcePos{file.string(), 1, 1} : r.pos(documents[1]),
+              "a second YAML document: a series file holds one series, and nothing after its first document would be read");
+  r.duplicate_keys(root);
   Series s;
   s.file = file;
   if (!root.IsMap()) throw util::InputError({{r.pos(root), "a series file is a mapping with keys series, experiments, ..."}});
@@ -448,6 +479,10 @@ Series read(const std::filesystem::path& file) {
     r.problem(root["series"], fmt::format("the series name is {} bytes long; the run directory is named after it, and with the "
                                           "time stamp it must fit in a file name: at most {} bytes",
                                           s.name.size(), NAME_MAX - run_dir_suffix));
+  else if (root["series"] && root["series"].IsScalar() && !is_series_name(s.name))
+    r.problem(root["series"], fmt::format("the series name '{}' must be letters, digits, '_', '-' and '.', not starting with '.' or '-': "
+                                          "the run directory (runs/NAME-TIME) is named after it",
+                                          util::shortened(s.name)));
   if (root["description"]) s.description = r.string(root["description"], "description").value_or("");
 
   if (const auto p = root["plugin_path"]) {
