@@ -2,10 +2,12 @@
 """Writes the fuzz targets' seed corpora from what the repository already holds, so no copies are
 checked in: series files (tests/series, experiments, recorded runs, and the series written inline
 in the end-to-end tests), guesses (from those series, docs/expectations.md and the plugins), native
-trace files and results.json of the recorded runs (tests/data); and the inputs that found
-something, kept in fuzz/known/TARGET/.
+trace files and results.json of the recorded runs (tests/data); a few series that sweep with
+range(), pow2() and --axis at ordinary sizes, so that mutations (and the words of
+fuzz/series.dict) reach the generators; and the inputs that found something, kept in
+fuzz/known/TARGET/. The run_dir target starts from the results.json seeds.
 
-    fuzz/seeds.py OUT_DIR      # makes OUT_DIR/{series,expect,trace,results}/, one file per seed
+    fuzz/seeds.py OUT_DIR      # makes OUT_DIR/{series,expect,trace,results,run_dir}/, one file per seed
 """
 import hashlib
 import json
@@ -33,6 +35,15 @@ def series_texts():
         for raw in re.findall(r'R"\((.*?)\)"', f.read_text(), re.S):
             if "series:" in raw or "experiments:" in raw:
                 yield raw
+
+
+def generator_texts():
+    """Sweeps written with each generator, in the file and as --axis lines (series_fuzz.cpp reads
+    lines starting with "# --axis "), with ordinary bounds."""
+    for axis in ("pow2(256, 8192)", "range(512, 8192, 512)", "[1, 2, 4]"):
+        yield f"series: sweep\nexperiments:\n  - name: sums\n    plugin: faulty\n    axes:\n      size: {axis}\n"
+    for option in ("size=pow2(1,64)", "size=range(1,9,2)", "size=1,2,3"):
+        yield f"# --axis {option}\nseries: sweep\nexperiments:\n  - {{name: sums, plugin: faulty}}\n"
 
 
 def guesses_in(document):
@@ -93,11 +104,11 @@ def main() -> None:
     if len(sys.argv) != 2:
         sys.exit(__doc__)
     out = pathlib.Path(sys.argv[1])
-    corpora = {name: out / name for name in ("series", "expect", "trace", "results")}
+    corpora = {name: out / name for name in ("series", "expect", "trace", "results", "run_dir")}
     for folder in corpora.values():
         folder.mkdir(parents=True, exist_ok=True)
     series = list(series_texts())
-    for text in series:
+    for text in [*series, *generator_texts()]:
         save(corpora["series"], text.encode())
     for check in guess_texts(series):
         save(corpora["expect"], check.encode())
@@ -105,6 +116,7 @@ def main() -> None:
         save(corpora["trace"], f.read_bytes())
     for text in results_texts():
         save(corpora["results"], text.encode())
+        save(corpora["run_dir"], text.encode())
     for name, folder in corpora.items():
         for f in (ROOT / "fuzz/known" / name).glob("*"):
             save(folder, f.read_bytes())

@@ -209,8 +209,26 @@ Outcome api_calls(const outcome::Measurement& m, const MetricCall& call) {
 
 Outcome ops(const outcome::Measurement& m, const MetricCall& call) {
   if (auto u = missing_trace(m, call.metric, Needs::op_trace)) return *u;
-  return host_count<trace::HostRange>(*m.trace, m.trace->ranges, arg(call, "name"),
-                                      [](const trace::HostRange& r) { return r.kind == trace::RangeKind::op; }, {});
+  const auto& t = *m.trace;
+  const auto pattern = arg(call, "name");
+  const auto is_op = [](const trace::HostRange& r) { return r.kind == trace::RangeKind::op; };
+  auto o = host_count<trace::HostRange>(t, t.ranges, pattern, is_op, {});
+  // An op that calls an op the pattern also matches (aten::var inside aten::var) counts once per
+  // level; the evidence says how many were nested, and one example.
+  const SpanFilter names(t, {pattern, {}, {}});
+  const auto counted = [&](const trace::HostRange& r) { return is_op(r) && names.name_matches(r.name); };
+  std::size_t nested = 0;
+  std::string example;
+  for (const auto& r : t.ranges) {
+    if (r.iteration == trace::none || !counted(r)) continue;
+    for (auto p = r.parent; p != trace::none; p = t.ranges[static_cast<std::size_t>(p)].parent)  // a parent is opened before its child
+      if (const auto& outer = t.ranges[static_cast<std::size_t>(p)]; counted(outer)) {
+        if (nested++ == 0) example = fmt::format("{} inside {}", t.strings[r.name], t.strings[outer.name]);
+        break;
+      }
+  }
+  if (nested > 0) o.evidence += fmt::format("; {} of them ran inside another op counted ({}), so each level counts", nested, example);
+  return o;
 }
 
 Outcome ranges(const outcome::Measurement& m, const MetricCall& call) {
@@ -482,7 +500,10 @@ Outcome tflops(const outcome::Measurement& m, const MetricCall&) { return throug
 Outcome gbps(const outcome::Measurement& m, const MetricCall&) { return throughput(m, &Work::bytes, 1e9, "GB"); }
 
 Outcome rel_error(const outcome::Measurement& m, const MetricCall&) {
-  if (m.correctness.empty()) return Unavailable{fmt::format("plugin {} reported no correctness figure", m.plugin)};
+  if (m.correctness.empty()) {
+    if (auto u = not_ran(m)) return *u;  // a skipped experiment had no chance to report one
+    return Unavailable{fmt::format("plugin {} reported no correctness figure", m.plugin)};
+  }
   const auto worst = std::max_element(m.correctness.begin(), m.correctness.end(), [](auto& a, auto& b) {
     return a.relative_error < b.relative_error || std::isnan(b.relative_error);
   });

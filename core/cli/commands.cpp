@@ -145,6 +145,11 @@ std::string resume_command(const std::string& program, const fs::path& run_dir) 
 }
 
 std::optional<report::RunLock> open_run_directory(const report::RunDirectory& dir, bool force, int& refused) {
+  if (dir.root().empty()) {
+    log::error("--out '' names no directory; name one");
+    refused = bad_input;
+    return std::nullopt;
+  }
   try {
     return dir.create(force);
   } catch (const report::RunDirectoryRefused& e) {
@@ -284,6 +289,13 @@ RecordedGuesses recorded_guesses(const report::RunResult& recorded, const std::v
   return out;
 }
 
+bool out_is_input(const fs::path& out, const fs::path& input, std::string_view what) {
+  std::error_code ec;
+  if (!fs::equivalent(out, input, ec)) return false;
+  log::error("--out {} is {} itself{}; write into another directory", out.string(), what, out == input ? "" : " (" + input.string() + ")");
+  return true;
+}
+
 ExitCode judge_again(report::RunResult& run, report::RunResult recorded, RecordedGuesses guesses, std::vector<report::PlannedPoint> planned,
                      const std::optional<fs::path>& out, bool force, std::string_view story) {
   report::Multiplex outputs;
@@ -360,13 +372,7 @@ int replay(const fs::path& run_dir, const std::optional<fs::path>& series_file, 
   run.interrupted = recorded.interrupted;
   run.planned = recorded.experiments.size();
   run.run_dir = out.value_or(run_dir);
-  if (out) {
-    std::error_code ec;
-    if (fs::equivalent(*out, run_dir, ec)) {
-      log::error("--out {} is the recorded run itself; replay into another directory", out->string());
-      return bad_input;
-    }
-  }
+  if (out && out_is_input(*out, run_dir, "the recorded run")) return bad_input;
   const auto code = judge_again(run, std::move(recorded), std::move(guesses), std::move(planned), out, force,
                                 fmt::format("replaying {}{}", run_dir.string(), series_file ? " with the guesses of " + series_file->string() : ""));
   if (out && code != bad_input && code != cannot_write)

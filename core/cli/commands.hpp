@@ -99,6 +99,9 @@ struct RecordedGuesses {
 };
 RecordedGuesses recorded_guesses(const report::RunResult& recorded, const std::vector<report::PlannedPoint>& planned,
                                  const std::optional<std::filesystem::path>& series_file);
+// Whether `out` is the directory `input` itself (one inode, however each is written): writing
+// there would clear what is still to be read. Says so, naming `input` as `what`.
+bool out_is_input(const std::filesystem::path& out, const std::filesystem::path& input, std::string_view what);
 // Judges the recorded experiments again into `run` and tells the outputs: the run directory `out`
 // when given (results.json, reports, traces, expr.log, which begins with `story`: what is being
 // judged again; an earlier run there is replaced only with `force`), the terminal report always.

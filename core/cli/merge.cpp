@@ -84,6 +84,8 @@ std::vector<std::string> mix(const std::vector<Shard>& shards, std::map<std::str
 int merge(const std::vector<fs::path>& shard_dirs, const fs::path& out, bool allow_mixed, bool force) {
   std::vector<Shard> shards;
   for (const auto& dir : shard_dirs) {
+    // Its traces are read while the merge writes: --out must not clear them first.
+    if (out_is_input(out, dir, "a shard given to merge")) return bad_input;
     try {
       shards.push_back({dir, report::RunDirectory(dir).read()});
     } catch (const std::exception& e) {

@@ -603,6 +603,11 @@ int run(const RunArgs& args) {
   }
 
   const auto probe = runner::probe_devices();
+  // Asked for the GPU by name, a run without one would skip every experiment and pass.
+  if (p.request.device == "cuda" && probe.devices == 0) {
+    log::error("--device cuda: there is no CUDA device here ({}); nothing ran", probe.unavailable);
+    return bad_input;
+  }
   Execution how;
   how.store = store ? &*store : nullptr;
   if (args.gpus) {

@@ -267,9 +267,12 @@ std::string_view to_string(Comparison c) {
 
 namespace {
 
-std::string unit_hint(analysis::Dimension d) {
-  if (d == analysis::duration) return "; write it with a unit: ns, us, ms or s";
-  if (d == analysis::data) return "; write it with a unit: B, KiB, MiB, GiB, KB, MB or GB";
+// Advice for a value of dimension `written` where one of `wanted` belongs: a bare number lacks its
+// unit; anything else (a duration times a duration) has the wrong dimension, which no unit mends.
+std::string unit_hint(analysis::Dimension wanted, analysis::Dimension written) {
+  if (!written.dimensionless()) return "; the units do not cancel to " + analysis::describe(wanted);
+  if (wanted == analysis::duration) return "; write it with a unit: ns, us, ms or s";
+  if (wanted == analysis::data) return "; write it with a unit: B, KiB, MiB, GiB, KB, MB or GB";
   return "";
 }
 
@@ -300,7 +303,7 @@ void GuessTree::bind(const std::vector<std::string>& series_experiments) {
   }
   if (!(o.unit.dim == g.unit.dim))
     throw SyntaxError(guessed->begin, guessed->end, fmt::format("the observed value is {} but the guess is {}{}", describe(o),
-                                                                describe(g), unit_hint(o.unit.dim)));
+                                                                describe(g), unit_hint(o.unit.dim, g.unit.dim)));
   if (tolerance && tolerance->kind == Tolerance::Kind::absolute) {
     const auto& amount = tolerance->amount;
     if (amount.display == Display::percent && g.unit.display != Display::percent)
@@ -309,7 +312,7 @@ void GuessTree::bind(const std::vector<std::string>& series_experiments) {
     if (!(amount.dim == g.unit.dim))
       throw SyntaxError(tolerance->offset, tolerance->end,
                         fmt::format("the tolerance is {} but the guess is {}{}", analysis::describe(amount.dim), describe(g),
-                                    unit_hint(g.unit.dim)));
+                                    unit_hint(g.unit.dim, amount.dim)));
   }
 }
 

@@ -104,7 +104,10 @@ class Lexer {
       }
     const char c = text_[pos_];
     if (std::string_view("<>~+-*/(),.=%").find(c) == std::string_view::npos)
-      throw SyntaxError(pos_, std::string("unexpected character '") + c + "'");
+      throw SyntaxError(pos_, std::string("unexpected character '") + c + "'" +
+                                  (std::string_view("^$[]\\|?{}").find(c) != std::string_view::npos
+                                       ? "; a regex is a quoted string, as in ranges(\"^sum$\") or ~ \"gemm|conv\""
+                                       : ""));
     ++pos_;
     t.kind = Tok::symbol;
     t.text = std::string(1, c);

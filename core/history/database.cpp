@@ -27,6 +27,8 @@ Database::Database(const std::filesystem::path& file) : file_(file) {
 
 Database::~Database() { sqlite3_close(db_); }
 
+bool Database::was_busy() const { return (sqlite3_extended_errcode(db_) & 0xff) == SQLITE_BUSY; }
+
 void Database::fail(std::string_view doing) const {
   throw std::runtime_error(fmt::format("{}: {}: {}", file_.string(), doing, sqlite3_errmsg(db_)));
 }

@@ -64,6 +64,8 @@ class Database {
 
   void execute(std::string_view sql);  // one or more statements, no parameters, no rows
   const std::filesystem::path& file() const { return file_; }
+  // Whether the last call failed because another connection held the file past the busy timeout.
+  bool was_busy() const;
   [[noreturn]] void fail(std::string_view doing) const;  // throws with SQLite's message for the last call
 
  private:

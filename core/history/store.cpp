@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <optional>
 #include <set>
 
 namespace expr::history {
@@ -201,11 +202,20 @@ const int Store::schema_version = static_cast<int>(migrations.size());
 Store::Store(const std::filesystem::path& file) : db_(file) { migrate(); }
 
 void Store::migrate() {
+  // The version is read, checked and moved forward in one transaction that takes the write lock
+  // first (waiting for it up to the busy timeout): expr runs started together on a history that
+  // does not exist yet create it one after another, each seeing what the one before left.
+  std::optional<Transaction> t;
   try {
+    t.emplace(db_);
     Statement version(db_, "PRAGMA user_version");
     version.step();
     found_version_ = static_cast<int>(version.integer(0));
   } catch (const std::runtime_error& e) {
+    if (db_.was_busy())
+      throw std::runtime_error(fmt::format("{}: another expr held the history for longer than the 10 s it waits; try again when it has "
+                                           "finished writing ({})",
+                                           db_.file().string(), e.what()));
     throw std::runtime_error(fmt::format("{}: not an expr history ({})", db_.file().string(), e.what()));
   }
   if (found_version_ > schema_version)
@@ -219,16 +229,15 @@ void Store::migrate() {
       throw std::runtime_error(fmt::format("{}: a SQLite database that is not an expr history", db_.file().string()));
   }
   for (int v = found_version_; v < schema_version; ++v) {
-    Transaction t(db_);
     try {
       db_.execute(migrations[static_cast<std::size_t>(v)]);
       db_.execute(fmt::format("PRAGMA user_version = {}", v + 1));
     } catch (const std::runtime_error& e) {
       throw std::runtime_error(fmt::format("migrating the history from schema version {} to {} failed, and it was left at version {}: {}",
-                                           v, v + 1, v, e.what()));
+                                           v, v + 1, found_version_, e.what()));
     }
-    t.commit();
   }
+  t->commit();
 }
 
 void Store::begin_run(const RunRecord& run) {

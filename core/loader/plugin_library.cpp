@@ -13,6 +13,7 @@
 #include <fstream>
 #include <optional>
 
+#include "loader/trial.hpp"
 #include "util/text.hpp"
 
 namespace expr::loader {
@@ -136,6 +137,11 @@ std::shared_ptr<const PluginLibrary> PluginLibrary::open(const fs::path& file) {
   if (!fs::exists(file, exists_error) && !exists_error) throw LoadError(fmt::format("{}: no such plugin file", file.string()));
   if (const auto problem = elf_problem(file))
     throw LoadError(fmt::format("{}: not a loadable shared library: {}", file.string(), *problem));
+  open_in_child_first(file, [&] { load(file); }, load_timeout());
+  return load(file);
+}
+
+std::shared_ptr<const PluginLibrary> PluginLibrary::load(const fs::path& file) {
   auto lib = std::shared_ptr<PluginLibrary>(new PluginLibrary());
   lib->file_ = file;
   lib->handle_ = std::make_shared<Handle>();

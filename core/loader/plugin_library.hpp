@@ -30,7 +30,8 @@ class PluginLibrary {
   // Throws LoadError naming the file and the problem: not a shared library, no expr entry points,
   // another ABI version, a build that does not match this expr's (EXPR_PLUGIN_BUILD_TAG: compiler
   // family, standard library and its ABI, LibTorch), or a describe() that throws or names another
-  // plugin.
+  // plugin. The library is opened in a child process first (loader/trial.hpp): one whose static
+  // constructors or describe() crash, exit or block is a LoadError too, and never reaches expr.
   static std::shared_ptr<const PluginLibrary> open(const std::filesystem::path& file);
 
   const std::filesystem::path& file() const { return file_; }
@@ -38,6 +39,8 @@ class PluginLibrary {
   PluginPtr create() const;
 
  private:
+  // Opening itself, in whichever process calls it.
+  static std::shared_ptr<const PluginLibrary> load(const std::filesystem::path& file);
   struct Handle;
   std::shared_ptr<Handle> handle_;
   std::filesystem::path file_;

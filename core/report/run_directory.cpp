@@ -14,6 +14,8 @@
 #include "outcome/measurement_json.hpp"
 #include "trace/counters.hpp"
 #include "util/atomic_file.hpp"
+#include "util/paths.hpp"
+#include "util/text.hpp"
 
 namespace expr::report {
 
@@ -168,6 +170,12 @@ RunLock RunDirectory::create(bool replace) const {
   return held;
 }
 
+const std::string& RunDirectory::folder(const std::string& experiment) {
+  if (const auto why = util::file_name_problem(experiment))
+    throw std::runtime_error(fmt::format("the experiment name '{}' cannot name a folder: {}", util::shortened(experiment), *why));
+  return experiment;
+}
+
 runner::ExperimentFiles RunDirectory::files(const std::string& name) const {
   fs::remove_all(experiment(name));
   fs::create_directories(experiment(name));
@@ -251,6 +259,8 @@ void RunDirectory::write_results(const RunResult& run) const {
 
 RunResult RunDirectory::read() const {
   const auto file = results();
+  std::error_code ec;
+  if (fs::is_directory(file, ec)) throw std::runtime_error(fmt::format("{}: is a directory, not a results file", file.string()));
   std::ifstream in(file);
   if (!in) throw std::runtime_error(fmt::format("{}: no results.json here; is this a run directory?", file.string()));
   RunResult run;
@@ -283,16 +293,30 @@ RunResult RunDirectory::read() const {
       return series::GuessSpec{check, util::TextOrigin::detached(at.line > 0 ? at : util::SourcePos{file.string(), 0, 0}, check),
                                g.value("required", false), g.value("why", "")};
     };
+    // Names become folder names (replay and merge write experiments/NAME/) and trace files are
+    // opened: a results.json from elsewhere must lead nowhere outside.
+    const auto folder_name = [&](const std::string& name) {
+      if (const auto why = util::file_name_problem(name))
+        throw std::runtime_error(fmt::format("{}: the experiment name '{}' cannot name a folder: {}", file.string(), util::shortened(name), *why));
+    };
+    const auto trace_in_run = [&](const std::string& experiment, const std::string& recorded) {
+      try {
+        return outcome::TraceSource(util::inside(root_, recorded));
+      } catch (const std::runtime_error& e) {
+        throw std::runtime_error(fmt::format("{}: the trace_file of {}: {}", file.string(), util::shortened(experiment), e.what()));
+      }
+    };
     for (const auto& x : j.at("experiments")) {
       ExperimentResult e;
       e.measurement = outcome::measurement_from_json(x);
+      folder_name(e.measurement.experiment);
       e.family = x.value("family", e.measurement.experiment);
       e.point = point_from(x);
-      if (const auto trace = x.value("trace_file", ""); !trace.empty()) e.measurement.trace = outcome::TraceSource(root_ / trace);
+      if (const auto trace = x.value("trace_file", ""); !trace.empty()) e.measurement.trace = trace_in_run(e.measurement.experiment, trace);
       if (e.measurement.cold)
         if (const auto trace = x.at("cold").value("trace_file", ""); !trace.empty()) {
           auto cold = *e.measurement.cold;
-          cold.trace = outcome::TraceSource(root_ / trace);
+          cold.trace = trace_in_run(e.measurement.experiment, trace);
           e.measurement.cold = std::make_shared<const outcome::Measurement>(std::move(cold));
         }
       for (const auto& g : x.value(first ? "expectations" : "guesses", json::array())) {
@@ -316,8 +340,10 @@ RunResult RunDirectory::read() const {
       shard.count = it->at("count");
       shard.series_fingerprint = it->at("series_fingerprint");
       if (const auto costs = it->find("costs_from"); costs != it->end() && !costs->is_null()) shard.costs_from = costs->get<std::string>();
-      for (const auto& p : it->at("plan"))
+      for (const auto& p : it->at("plan")) {
         shard.plan.push_back({{p.at("experiment").get<std::string>(), p.at("family").get<std::string>(), point_from(p)}, p.at("shard").get<std::size_t>()});
+        folder_name(shard.plan.back().planned.name);
+      }
       run.shard = std::move(shard);
     }
   } catch (const json::exception& e) {

@@ -92,8 +92,10 @@ class RunDirectory {
   std::filesystem::path plan() const { return root_ / "plan.json"; }
   std::filesystem::path log() const { return root_ / "expr.log"; }
   std::filesystem::path traces() const { return root_ / "traces"; }
-  std::filesystem::path chrome_trace(const std::string& name) const { return traces() / name / "expr.pt.trace.json"; }
-  std::filesystem::path experiment(const std::string& name) const { return root_ / "experiments" / name; }
+  // An experiment's folders are named after it; a name that is no file name (util/paths.hpp) is
+  // refused with std::runtime_error, so none leads outside the directory.
+  std::filesystem::path chrome_trace(const std::string& name) const { return traces() / folder(name) / "expr.pt.trace.json"; }
+  std::filesystem::path experiment(const std::string& name) const { return root_ / "experiments" / folder(name); }
   std::filesystem::path native_trace(const std::string& name) const { return experiment(name) / "expr_trace.json"; }
   std::filesystem::path worker_log(const std::string& name) const { return experiment(name) / "worker.log"; }
   std::filesystem::path cold_trace(const std::string& name) const { return experiment(name) / "cold_trace.json"; }
@@ -125,6 +127,7 @@ class RunDirectory {
  private:
   // Takes the directory's lock (creating the directory first when `create`), or throws RunDirectoryRefused.
   RunLock lock(bool create) const;
+  static const std::string& folder(const std::string& experiment);
   std::filesystem::path root_;
 };
 

@@ -22,6 +22,7 @@
 #include "runner/limits.hpp"
 #include "trace/clock.hpp"
 #include "util/log.hpp"
+#include "util/units.hpp"
 
 namespace expr::runner {
 
@@ -91,13 +92,10 @@ void become_worker(pid_t parent, const sigset_t& mask) {
   ::sigprocmask(SIG_SETMASK, &mask, nullptr);
 }
 
-[[noreturn]] void child(const std::function<void(Channel&)>& job, int write_fd, const std::filesystem::path& log_file) {
-  const int log = ::open(log_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (log >= 0) {
-    ::dup2(log, STDOUT_FILENO);
-    ::dup2(log, STDERR_FILENO);
-    ::close(log);
-  }
+[[noreturn]] void child(const std::function<void(Channel&)>& job, int write_fd, int output_fd) {
+  ::dup2(output_fd, STDOUT_FILENO);
+  ::dup2(output_fd, STDERR_FILENO);
+  ::close(output_fd);
   Channel channel(write_fd);
   // The worker's own log lines go to its log file and up to the parent, which logs them by name.
   log::become_worker([&channel](log::Level level, std::string_view message) {
@@ -138,6 +136,8 @@ WorkerPool::~WorkerPool() {
     ::kill(-w.pid, SIGKILL);
     ::close(fd);
     kill_group_and_reap(w.pid);
+    for (const int f : {w.output_fd, w.log_fd})
+      if (f >= 0) ::close(f);
   }
   reap_exiting(true);
 }
@@ -158,8 +158,14 @@ void WorkerPool::reap_exiting(bool block) {
 }
 
 void WorkerPool::start(const std::function<void(Channel&)>& job, WorkerOptions options) {
-  int fds[2];
+  int fds[2], output[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error(std::string("cannot create a pipe: ") + std::strerror(errno));
+  if (::pipe2(output, O_CLOEXEC) != 0) {
+    const int error = errno;
+    ::close(fds[0]);
+    ::close(fds[1]);
+    throw std::runtime_error(std::string("cannot create a pipe: ") + std::strerror(error));
+  }
   std::fflush(nullptr);
   const auto spawned = trace::now();
   // The parent's SIGINT and SIGTERM handlers must not run in the child before it has its own.
@@ -173,19 +179,26 @@ void WorkerPool::start(const std::function<void(Channel&)>& job, WorkerOptions o
   if (pid == 0) {
     become_worker(parent, mask);
     ::close(fds[0]);
+    ::close(output[0]);
     if (options.memory_limit) limit_memory(*options.memory_limit, fds[1]);
-    child(job, fds[1], options.log_file);
+    child(job, fds[1], output[1]);
   }
+  const int fork_error = errno;
   ::sigprocmask(SIG_SETMASK, &mask, nullptr);
+  ::close(fds[1]);
+  ::close(output[1]);
   if (pid < 0) {
     ::close(fds[0]);
-    ::close(fds[1]);
-    throw std::runtime_error(std::string("cannot start a worker process: ") + std::strerror(errno));
+    ::close(output[0]);
+    throw std::runtime_error(std::string("cannot start a worker process: ") + std::strerror(fork_error));
   }
-  ::close(fds[1]);
   ::setpgid(pid, pid);
   Worker w;
   w.pid = pid;
+  w.output_fd = output[0];
+  // Read without blocking: when the worker has ended, what it started may still hold the pipe.
+  ::fcntl(w.output_fd, F_SETFL, ::fcntl(w.output_fd, F_GETFL) | O_NONBLOCK);
+  w.log_fd = ::open(options.log_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   w.spawned = spawned;
   w.deadline = options.timeout_seconds > 0
                    ? std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
@@ -228,6 +241,8 @@ void WorkerPool::wait(int wake_fd) {
     fds.push_back({fd, POLLIN, 0});
     next_deadline = std::min(next_deadline, w.deadline);
   }
+  const auto messages = fds.size();
+  for (const auto& [fd, w] : workers_) fds.push_back({w.output_fd, POLLIN, 0});  // -1 (ignored by poll) once closed
   if (wake_fd >= 0) fds.push_back({wake_fd, POLLIN, 0});
   int wait_ms = -1;
   if (next_deadline != std::chrono::steady_clock::time_point::max())
@@ -237,10 +252,57 @@ void WorkerPool::wait(int wake_fd) {
   if (ready <= 0) return;  // a timeout came due, or a signal: the next call looks again
   // Children are reaped, and their on_exit run (which may start the next worker, on a reused fd),
   // only once every pipe that poll reported has been read.
+  auto output = workers_.begin();
+  for (std::size_t i = messages; i < messages + workers_.size(); ++i, ++output)
+    if (fds[i].revents != 0 && !copy_output(output->second)) {
+      ::close(output->second.output_fd);
+      output->second.output_fd = -1;
+    }
   std::vector<int> ended;
-  for (const auto& p : fds)
-    if (p.fd != wake_fd && p.revents != 0 && !read_from(p.fd)) ended.push_back(p.fd);
+  for (std::size_t i = 0; i < messages; ++i)
+    if (fds[i].revents != 0 && !read_from(fds[i].fd)) ended.push_back(fds[i].fd);
   for (const int fd : ended) finish(fd, false);
+}
+
+bool WorkerPool::copy_output(Worker& w) {
+  char buffer[65536];
+  // At most 1 MiB a call, so that a worker printing as fast as it can does not keep the parent
+  // from the other workers and their timeouts.
+  for (int reads = 0; reads < 16; ++reads) {
+    const auto n = ::read(w.output_fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno == EAGAIN) return true;
+    if (n <= 0) return false;
+    auto keep = static_cast<std::uint64_t>(n);
+    if (w.logged + keep > max_worker_output) keep = max_worker_output - w.logged;
+    std::uint64_t written = 0;
+    while (w.log_fd >= 0 && written < keep) {
+      const auto m = ::write(w.log_fd, buffer + written, keep - written);
+      if (m < 0 && errno == EINTR) continue;
+      if (m <= 0) break;  // a full disk: the rest is dropped too, and the run goes on
+      written += static_cast<std::uint64_t>(m);
+    }
+    w.logged += written;
+    w.dropped += static_cast<std::uint64_t>(n) - written;
+  }
+  return true;
+}
+
+void WorkerPool::close_output(Worker& w) {
+  if (w.output_fd >= 0) {
+    copy_output(w);  // what is left in the pipe (its buffer, a read or two)
+    ::close(w.output_fd);
+    w.output_fd = -1;
+  }
+  if (w.log_fd >= 0) {
+    if (w.dropped > 0) {
+      const auto marker = fmt::format("\n[expr: {} more bytes of this worker's output were dropped: its log keeps the first {}]\n", w.dropped,
+                                      util::format_bytes(max_worker_output));
+      [[maybe_unused]] const auto n = ::write(w.log_fd, marker.data(), marker.size());  // a full disk loses only the marker
+    }
+    ::close(w.log_fd);
+    w.log_fd = -1;
+  }
 }
 
 bool WorkerPool::read_from(int fd) {
@@ -272,8 +334,10 @@ void WorkerPool::finish(int fd, bool timed_out) {
   WorkerExit exit;
   exit.spawned = w.spawned;
   exit.result = std::move(w.result);
-  // A worker that sent its result and closed its pipe is done; its process is reaped later.
+  // A worker that sent its result and closed its pipe is done: its output ended as it exited (its
+  // standard streams close before the pipe does), and its process is reaped later.
   if (exit.result && !timed_out && !w.stopping) {
+    close_output(w);
     exiting_.push_back(w.pid);
     exit.ended = trace::now();
     if (w.options.on_exit) w.options.on_exit(std::move(exit));
@@ -281,6 +345,7 @@ void WorkerPool::finish(int fd, bool timed_out) {
   }
   // Nothing the worker started outlives it.
   const int status = kill_group_and_reap(w.pid);
+  close_output(w);  // the writers are gone
   exit.ended = trace::now();
   if (w.stopping && !exit.result) {
     exit.how = WorkerExit::How::stopped;

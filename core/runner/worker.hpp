@@ -52,10 +52,15 @@ struct WorkerExit {
   std::string describe() const;          // "was killed by SIGSEGV (Segmentation fault)", "exited with status 3 ..."
 };
 
+// The most of a worker's stdout and stderr its log file keeps: the rest is dropped, and a last line
+// says how much was. A plugin that prints without end must not fill the disk that the run's
+// results are written to.
+constexpr std::uint64_t max_worker_output = std::uint64_t{16} << 20;
+
 struct WorkerOptions {
   std::string name;                // what the parent's log calls the worker: its log lines come as "NAME: line"
   double timeout_seconds = 0;      // 0: none
-  std::filesystem::path log_file;  // the child's stdout and stderr, and its own log (util/log.hpp)
+  std::filesystem::path log_file;  // the child's stdout and stderr, and its own log (util/log.hpp), up to max_worker_output
   std::function<void(const nlohmann::json&)> on_message{};  // every message but the result and log lines, as it arrives
   // Once the worker has ended: reaped, or, for a worker that sent its result and closed its end of
   // the pipe, as soon as it did. Such a process may still be tearing down (a CUDA context takes
@@ -92,8 +97,18 @@ class WorkerPool {
     std::string pending;  // a message not yet complete
     std::optional<nlohmann::json> result;
     bool stopping = false;  // stop_all or kill_all reached it
+    // The child's stdout and stderr come through a pipe that the parent copies into the log
+    // file, so that it can stop at max_worker_output.
+    int output_fd = -1;  // -1 once the child's side closed
+    int log_fd = -1;     // -1 when the log file could not be opened
+    std::uint64_t logged = 0, dropped = 0;
   };
   bool read_from(int fd);  // false once the child closed its end
+  // Copies what the child printed (up to 1 MiB a call) into its log file, up to the cap; false once
+  // its side closed.
+  static bool copy_output(Worker& w);
+  // The rest of its output into its log and the marker of what was dropped; both closed.
+  static void close_output(Worker& w);
   void finish(int fd, bool timed_out);
 
   // Reaps the workers that ended with their result and are gone since; all of them when `block`.

@@ -80,6 +80,13 @@ std::optional<std::string> generator_arguments(std::string_view text, std::strin
   return std::string(call.substr(1, call.size() - 2));
 }
 
+// A generator counted to more values than `limit`, refused before any is made.
+std::invalid_argument too_many_values(const std::string& text, const std::string& count, std::size_t limit) {
+  return std::invalid_argument(fmt::format("'{}' expands to {} values, more than max_points ({}); narrow it, or raise 'max_points' "
+                                           "at the top of the series file (at most {})",
+                                           util::shortened(text), count, limit, max_points_ceiling));
+}
+
 }  // namespace
 
 std::vector<std::string> axis_values(const std::string& text, std::size_t limit) {
@@ -109,18 +116,24 @@ std::vector<std::string> axis_values(const std::string& text, std::size_t limit)
       const auto span = static_cast<std::uint64_t>(args[1]) - static_cast<std::uint64_t>(args[0]);
       const auto step = static_cast<std::uint64_t>(args[2]);
       const auto last = span / step;  // the values are i = 0 .. last
-      if (last >= limit)
-        throw std::invalid_argument(fmt::format("'{}' expands to {} values, more than max_points ({}); narrow it, or raise 'max_points' "
-                                                "at the top of the series file (at most {})",
-                                                util::shortened(text), last < UINT64_MAX ? fmt::format("{}", last + 1) : std::string("2^64"),
-                                                limit, max_points_ceiling));
+      if (last >= limit) throw too_many_values(text, last < UINT64_MAX ? fmt::format("{}", last + 1) : std::string("2^64"), limit);
       for (std::uint64_t i = 0; i <= last; ++i)
         out.push_back(std::to_string(static_cast<std::int64_t>(static_cast<std::uint64_t>(args[0]) + i * step)));
     }
   } else {
     if (args.size() != 2) throw std::invalid_argument("pow2 takes two whole numbers: pow2(start, stop), both included");
-    for (std::int64_t v = 1; v <= args[1] && v > 0; v *= 2)
-      if (v >= args[0]) out.push_back(std::to_string(v));
+    if (args[0] <= 0 || args[1] <= 0)
+      throw std::invalid_argument(fmt::format("the bounds of pow2() must be positive: '{}' has {}", util::shortened(text),
+                                              args[0] <= 0 ? "start " + std::to_string(args[0]) : "stop " + std::to_string(args[1])));
+    // Counted by exponent before any value is made, like range(): the exponents of the powers
+    // between start and stop, which never passes 2^62 (the largest power an int64 holds), so no
+    // doubling overflows whatever stop is.
+    const auto ceiling_exponent = [](std::uint64_t v) { return v <= 1 ? 0 : 64 - __builtin_clzll(v - 1); };  // 2^e >= v
+    const auto floor_exponent = [](std::uint64_t v) { return 63 - __builtin_clzll(v); };                     // 2^e <= v
+    const int first = ceiling_exponent(static_cast<std::uint64_t>(args[0]));
+    const int last = floor_exponent(static_cast<std::uint64_t>(args[1]));
+    if (last >= first && static_cast<std::size_t>(last - first) >= limit) throw too_many_values(text, std::to_string(last - first + 1), limit);
+    for (int e = first; e <= last; ++e) out.push_back(std::to_string(std::int64_t{1} << e));
   }
   if (out.empty()) throw std::invalid_argument(fmt::format("'{}' expands to zero points", util::shortened(text)));
   return out;

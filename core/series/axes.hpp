@@ -24,7 +24,7 @@ using AxisPoint = std::vector<std::pair<std::string, ParamValue>>;
 constexpr std::size_t max_points_ceiling = 1'000'000;
 
 // The values an axis entry stands for: "range(512, 8192, 512)" (start to stop inclusive, by step),
-// "pow2(256, 8192)" (the powers of two from start to stop), or the text itself. Throws
+// "pow2(256, 8192)" (the powers of two from start to stop, both positive), or the text itself. Throws
 // std::invalid_argument with the reason, also for a generator that yields nothing, or more than
 // `limit` values (counted before any is made).
 std::vector<std::string> axis_values(const std::string& text, std::size_t limit);

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <set>
 
+#include "util/paths.hpp"
 #include "util/text.hpp"
 
 namespace expr::series {
@@ -110,6 +111,27 @@ Plan plan(const Series& series, loader::PluginCatalog& plugins, const std::vecto
       problems.push_back({x.plugin.pos, err.what()});
     }
   }
+  // A parameter or axis of `defaults:` applies to the experiments whose plugin declares it; one that
+  // no plugin of the series declares is a typo (known only when every plugin could be opened).
+  if (families.size() == series.experiments.size()) {
+    std::vector<std::string> declared;
+    for (const auto& f : families)
+      for (const auto& spec : f.plugin->description().params)
+        if (std::find(declared.begin(), declared.end(), spec.name) == declared.end()) declared.push_back(spec.name);
+    std::set<std::string> reported;
+    const auto check_default = [&](const std::string& name, const util::SourcePos& pos, std::string_view what) {
+      if (std::find(declared.begin(), declared.end(), name) != declared.end() || !reported.insert(name).second) return;
+      problems.push_back({pos, fmt::format("no plugin of the series has a parameter '{}', so this {} of the defaults applies to nothing{} "
+                                           "(parameters: {})",
+                                           util::shortened(name), what, util::did_you_mean(name, declared), fmt::join(declared, ", "))});
+    };
+    for (const auto& x : series.experiments) {
+      for (const auto& [name, raw] : x.params)
+        if (raw.from_defaults) check_default(name, raw.key_pos, "parameter");
+      for (const auto& a : x.axes)
+        if (a.from_defaults) check_default(a.name.value, a.name.pos, "axis");
+    }
+  }
   for (const auto& o : overrides)
     if (!overrides_used.count(o.name))
       problems.push_back({{o.option, 0, 0}, fmt::format("no experiment's plugin has a parameter '{}'", o.name)});
@@ -139,10 +161,8 @@ Plan plan(const Series& series, loader::PluginCatalog& plugins, const std::vecto
       e.counters = x->counters;
       e.plugin = plugin;
       // The identity names the experiment's folder in the run directory.
-      if (e.name.find('/') != std::string::npos || e.name.size() > 255)
-        problems.push_back({x->name.pos, fmt::format("the point '{}' cannot name a folder: {}", e.name,
-                                                     e.name.size() > 255 ? "it is longer than 255 bytes; shorten the name or the values"
-                                                                         : "its values contain '/'")});
+      if (const auto why = util::file_name_problem(e.name))
+        problems.push_back({x->name.pos, fmt::format("the point '{}' cannot name a folder: {}", util::shortened(e.name), *why)});
       auto values = base.values();
       for (const auto& [name, value] : point) values[name] = value;
       e.params = Params(std::move(values));

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <set>
 
@@ -147,6 +148,24 @@ class Reader final : public NodeReader {
       if (key && std::find(known.begin(), known.end(), key) == known.end())
         problem(kv.first, fmt::format("unknown key '{}' in {}{}; expected {}", *key, where, util::did_you_mean(*key, known),
                                       util::one_of(known)));
+    }
+  }
+
+  // Keys given twice in one mapping, anywhere in the document: YAML forbids them, and yaml-cpp
+  // would quietly keep the first. Each later one is reported where it is written.
+  void duplicate_keys(const YAML::Node& n) {
+    if (n.IsSequence())
+      for (const auto& item : n) duplicate_keys(item);
+    if (!n.IsMap()) return;
+    std::map<std::string, YAML::Node> seen;
+    for (const auto& kv : n) {
+      if (kv.first.IsScalar()) {
+        const auto [first, fresh] = seen.emplace(kv.first.Scalar(), kv.first);
+        if (!fresh)
+          problem(kv.first, fmt::format("key '{}' is given twice in this mapping (first on line {}); YAML allows each key once",
+                                        util::shortened(kv.first.Scalar()), first->second.Mark().line + 1));
+      }
+      duplicate_keys(kv.second);
     }
   }
 
@@ -421,6 +440,30 @@ bool is_identifier(std::string_view s) {
   return !s.empty() && letter(s[0]) && std::all_of(s.begin(), s.end(), [&](char c) { return letter(c) || digit(c); });
 }
 
+// Where a second YAML document starts (its "---" marker: at the start of a line, then a space, a
+// tab or the line's end, after a line with content), or npos. Looked for in the text: yaml-cpp's
+// LoadAll loops forever on some inputs (fuzz/known/series/load-all-loop).
+std::size_t second_document(std::string_view text) {
+  bool content = false;
+  for (std::size_t at = 0; at < text.size();) {
+    const auto end = std::min(text.find('\n', at), text.size());
+    const auto line = text.substr(at, end - at);
+    const bool marker = line.starts_with("---") && (line.size() == 3 || std::string_view(" \t\r").find(line[3]) != std::string_view::npos);
+    if (marker && content) return at;
+    const auto first = line.find_first_not_of(" \t\r");
+    if (!marker && first != std::string_view::npos && line[first] != '#' && line[first] != '%') content = true;
+    at = end + 1;
+  }
+  return std::string_view::npos;
+}
+
+// A series name becomes a directory name and a shell word: an identifier that may also hold '-'
+// and '.', which cannot climb out ("..") nor pass for an option or a hidden file.
+bool is_series_name(std::string_view s) {
+  const auto allowed = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.'; };
+  return !s.empty() && s[0] != '.' && s[0] != '-' && std::all_of(s.begin(), s.end(), allowed);
+}
+
 }  // namespace
 
 Series read(const std::filesystem::path& file) {
@@ -438,6 +481,9 @@ Series read(const std::filesystem::path& file) {
     throw util::InputError({{{file.string(), e.mark.line + 1, e.mark.column + 1, 1, source}, "malformed YAML: " + e.msg}});
   }
   Reader r(source);
+  if (const auto at = second_document(text); at != std::string_view::npos)
+    r.problem(position_of(file, text, at), "a second YAML document: a series file holds one series, and nothing after its first document would be read");
+  r.duplicate_keys(root);
   Series s;
   s.file = file;
   if (!root.IsMap()) throw util::InputError({{r.pos(root), "a series file is a mapping with keys series, experiments, ..."}});
@@ -449,6 +495,10 @@ Series read(const std::filesystem::path& file) {
     r.problem(root["series"], fmt::format("the series name is {} bytes long; the run directory is named after it, and with the "
                                           "time stamp it must fit in a file name: at most {} bytes",
                                           s.name.size(), NAME_MAX - run_dir_suffix));
+  else if (root["series"] && root["series"].IsScalar() && !is_series_name(s.name))
+    r.problem(root["series"], fmt::format("the series name '{}' must be letters, digits, '_', '-' and '.', not starting with '.' or '-': "
+                                          "the run directory (runs/NAME-TIME) is named after it",
+                                          util::shortened(s.name)));
   if (root["description"]) s.description = r.string(root["description"], "description").value_or("");
 
   if (const auto p = root["plugin_path"]) {

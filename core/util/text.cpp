@@ -35,16 +35,18 @@ std::size_t utf8_sequence(std::string_view s, std::size_t i) {
   return length;
 }
 
+// Edits (insert, delete, replace, or swap two neighbours: "fsued" is one from "fused") between a
+// and b, by optimal string alignment: three rows of the table, the one two above for swaps.
 std::size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> row(b.size() + 1);
+  std::vector<std::size_t> two_above(b.size() + 1), above(b.size() + 1), row(b.size() + 1);
   std::iota(row.begin(), row.end(), 0);
   for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
+    two_above.swap(above);
+    above.swap(row);
     row[0] = i;
     for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = above;
+      row[j] = std::min({above[j] + 1, row[j - 1] + 1, above[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) row[j] = std::min(row[j], two_above[j - 2] + 1);
     }
   }
   return row[b.size()];

@@ -8,7 +8,8 @@
 
 namespace expr::util {
 
-// The candidate closest to `word` by edit distance, if it is close enough to be a likely typo.
+// The candidate closest to `word` by edit distance (a swap of two neighbours counting as one
+// edit), if it is close enough to be a likely typo.
 std::optional<std::string> closest(std::string_view word, const std::vector<std::string>& candidates);
 
 // "; did you mean 'x'?" or "" when nothing is close.

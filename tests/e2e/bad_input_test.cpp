@@ -93,7 +93,7 @@ experiments:
 )");
   INFO(o.all());
   CHECK(o.exit_code == 2);
-  CHECK(has(o, "series.yaml:5:14: error: plugin faulty has no parameter 'sise'; did you mean 'size'? (parameters: fault, size)"));
+  CHECK(has(o, "series.yaml:5:14: error: plugin faulty has no parameter 'sise'; did you mean 'size'? (parameters: fault, size, print_mib)"));
   CHECK(has(o, "series.yaml:5:31: error: parameter 'fault' is one of none, throw_in_setup, throw_in_run, segfault, abort, hang, spawn_and_hang, wrong_result or correctness_in_setup, not 'segfalt'; did you mean 'segfault'?"));
   CHECK(has(o, "series.yaml:8:20: error: parameter 'size' is a whole number, not '1.5'"));
 }

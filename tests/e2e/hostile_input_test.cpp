@@ -6,7 +6,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <chrono>
 #include <functional>
+#include <string>
 
 #include "harness.hpp"
 
@@ -344,4 +346,113 @@ TEST_CASE("a recorded trace with numbers or references out of range is refused b
   o = replay_with("parent", [](auto& t) { t["ranges"]["rows"][1][5] = 1; });
   CHECK(o.exit_code == 2);
   CHECK(has(o, "expr_trace.json: ranges row 2: parent 1 is not a range opened before it"));
+}
+
+TEST_CASE("pow2() is counted before a value is made: an end near 2^63 is taken, a bound below 1 refused, nothing hangs") {
+  // pow2 doubled until it passed its end: at or above 2^62 the doubling overflowed and never did.
+  const auto dir = e2e::scratch("hostile_pow2");
+  e2e::write(dir, "series.yaml", one_experiment("    axes:\n      size: pow2(4611686018427387904, 9223372036854775807)\n"));
+  auto o = e2e::start(dir, "validate series.yaml").wait(std::chrono::seconds(60));
+  INFO(o.all());
+  CHECK(o.exit_code == 0);
+  CHECK(has(o.out, "sums[size=4611686018427387904]\n"));
+  o = e2e::start(dir, "run series.yaml --no-history --dry-run --axis size=pow2(1,9223372036854775807)").wait(std::chrono::seconds(60));
+  CHECK(o.exit_code == 0);
+  CHECK(has(o.out, "sums[size=1]\n"));
+  CHECK(has(o.out, "sums[size=4611686018427387904]\n"));
+  o = validate("pow2_negative", one_experiment("    axes:\n      size: pow2(-8, 8)\n"));
+  CHECK(o.exit_code == 2);
+  CHECK(has(o, "series.yaml:6:13: error: the bounds of pow2() must be positive: 'pow2(-8, 8)' has start -8"));
+  o = validate("pow2_zero_end", one_experiment("    axes:\n      size: pow2(1, 0)\n"));
+  CHECK(o.exit_code == 2);
+  CHECK(has(o, "'pow2(1, 0)' has stop 0"));
+}
+
+TEST_CASE("a plugin whose static constructor crashes, exits or blocks is an error naming it, not the end of expr") {
+  const auto dir = e2e::scratch("hostile_constructors");
+  const auto series = [&](const std::string& plugin) {
+    return e2e::write(dir, plugin + ".yaml", "series: x\nplugin_path: " EXPR_TEST_HOSTILE_PLUGIN_DIR "\nexperiments:\n  - name: a\n    plugin: " + plugin + "\n");
+  };
+  const std::string library = EXPR_TEST_HOSTILE_PLUGIN_DIR "/";
+  // Long enough for a LibTorch plugin on the path (`expr list` opens them) on a busy machine.
+  const std::string timeout = "EXPR_PLUGIN_LOAD_TIMEOUT=10";
+  const auto refused = [&](const std::string& plugin, const std::string& command, const std::string& what) {
+    series(plugin);
+    const auto o = e2e::start(dir, command, timeout).wait(std::chrono::seconds(120));
+    INFO(command, "\n", o.all());
+    CHECK(o.exit_code == 2);
+    CHECK(has(o, plugin + ".yaml:5:13: error: " + library + plugin + ".so: opening it " + what));
+  };
+  for (const std::string command : {"validate", "run --no-history"}) {
+    refused("constructor_crashes", command + " constructor_crashes.yaml",
+            "killed the process with signal 11 (Segmentation fault): a static constructor or describe() crashed");
+    refused("constructor_exits", command + " constructor_exits.yaml",
+            "ended the process with exit code 7: a static constructor or describe() called exit");
+    refused("constructor_blocks", command + " constructor_blocks.yaml", "did not finish within 10 s: a static constructor or describe() blocks");
+  }
+  CHECK_FALSE(fs::exists(dir / "runs"));
+  // `expr list` opens every library on the path: it names the three and goes on.
+  const auto list = e2e::start(dir, "list --plugin-path " EXPR_TEST_HOSTILE_PLUGIN_DIR, timeout).wait(std::chrono::seconds(120));
+  INFO(list.all());
+  CHECK(list.exit_code == 2);
+  for (const auto* plugin : {"constructor_crashes", "constructor_exits", "constructor_blocks"}) CHECK(has(list, library + plugin + ".so: opening it "));
+  CHECK(list.out.find("faulty — ") != std::string::npos);
+}
+
+TEST_CASE("a plugin that prints without end fills no disk: its worker.log stops at the cap and says what it dropped") {
+  const auto dir = e2e::scratch("hostile_chatty");
+  e2e::write(dir, "series.yaml", one_experiment("    params: {print_mib: 20}\n    iterations: {warmup: 1, traced: 1, min_samples: 3, min_time: 0.01, "
+                                                "max_time: 0.1}\n"));
+  const auto o = e2e::expr(dir, "run series.yaml --no-history --out run");
+  INFO(o.all());
+  CHECK(o.exit_code == 0);
+  CHECK(e2e::experiment(e2e::read_json(dir / "run/results.json"), "sums").at("status") == "ok");
+  const auto log = dir / "run/experiments/sums/worker.log";
+  CHECK(fs::file_size(log) < (std::uintmax_t{16} << 20) + 4096);
+  const auto text = e2e::read_text(log);
+  CHECK(has(text.substr(text.size() - 200), " more bytes of this worker's output were dropped: its log keeps the first 16 MiB]\n"));
+}
+
+TEST_CASE("what YAML reads quietly in a series is an error at its place: a key twice, a second document, a default no plugin takes") {
+  auto o = validate("duplicate_keys", "series: x\nexperiments:\n  - name: sums\n    plugin: faulty\n    params: {size: 8, size: 16}\n    timeout: 60\n    timeout: 90\n");
+  INFO(o.all());
+  CHECK(o.exit_code == 2);
+  CHECK(has(o, "series.yaml:5:23: error: key 'size' is given twice in this mapping (first on line 5); YAML allows each key once"));
+  CHECK(has(o, "series.yaml:7:5: error: key 'timeout' is given twice in this mapping (first on line 6)"));
+  o = validate("two_documents", one_experiment("") + "---\nseries: y\n");
+  CHECK(o.exit_code == 2);
+  CHECK(has(o, "series.yaml:5:1: error: a second YAML document: a series file holds one series"));
+  // The fuzzer's find while looking for them: yaml-cpp's LoadAll never returned on this input.
+  const auto dir = e2e::scratch("hostile_load_all");
+  fs::copy_file(fs::path(EXPR_SOURCE_DIR) / "fuzz/known/series/load-all-loop", dir / "series.yaml");
+  o = e2e::start(dir, "validate series.yaml").wait(std::chrono::seconds(60));
+  CHECK(o.exit_code == 2);
+  // The new plugin author's first typo: the same key under an experiment's params was caught.
+  o = validate("default_typo", "series: x\ndefaults:\n  params: {sise: 2048}\nexperiments:\n  - name: sums\n    plugin: faulty\n");
+  CHECK(o.exit_code == 2);
+  CHECK(has(o, "series.yaml:3:12: error: no plugin of the series has a parameter 'sise', so this parameter of the defaults applies to "
+               "nothing; did you mean 'size'? (parameters: fault, size, print_mib)"));
+  // A transposition is one edit: "fsued" is close to "fused".
+  o = validate("transposed", one_experiment("    params: {fault: nnoe}\n"));
+  CHECK(o.exit_code == 2);
+  CHECK(has(o, "did you mean 'none'?"));
+}
+
+TEST_CASE("a results.json that is a directory, --out '' and --device cuda without a GPU each say what is wrong") {
+  const auto dir = e2e::scratch("hostile_unclear");
+  fs::create_directories(dir / "run/results.json");
+  auto o = e2e::expr(dir, "show run");
+  INFO(o.all());
+  CHECK(o.exit_code == 2);
+  CHECK(has(o, "run/results.json: is a directory, not a results file"));
+  fs::remove_all(dir / "run");  // the suite's schema check reads every results.json under its work folder
+  e2e::write(dir, "series.yaml", one_experiment(""));
+  o = e2e::expr(dir, "run series.yaml --no-history --out ''");
+  CHECK(o.exit_code == 2);
+  CHECK(has(o, "error: --out '' names no directory; name one"));
+  // Every experiment would be skipped, and the run would pass having measured nothing.
+  o = e2e::expr(dir, "run series.yaml --no-history --device cuda --out gpu", "CUDA_VISIBLE_DEVICES=");
+  CHECK(o.exit_code == 2);
+  CHECK(has(o, "error: --device cuda: there is no CUDA device here"));
+  CHECK_FALSE(fs::exists(dir / "gpu"));
 }

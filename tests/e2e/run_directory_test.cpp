@@ -97,7 +97,7 @@ TEST_CASE("--out over an earlier run is refused, and --force replaces that run w
   CHECK(e2e::expr(dir, "replay run --out replayed --force").exit_code == 0);
   o = e2e::expr(dir, "replay run --out run --force");
   CHECK(o.exit_code == 2);
-  CHECK(has(o, "error: --out run is the recorded run itself; replay into another directory"));
+  CHECK(has(o, "error: --out run is the recorded run itself; write into another directory"));
   CHECK(fs::exists(dir / "run" / "experiments" / "new" / "expr_trace.json"));
 }
 

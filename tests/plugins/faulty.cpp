@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <thread>
 #include <vector>
@@ -20,7 +21,8 @@ class Faulty final : public expr::Plugin {
             {{"fault", expr::ParamType::string, std::string("none"), "how to fail",
               {"none", "throw_in_setup", "throw_in_run", "segfault", "abort", "hang", "spawn_and_hang", "wrong_result",
                "correctness_in_setup"}},
-             {"size", expr::ParamType::integer, std::int64_t{4096}, "elements summed per run", {}}},
+             {"size", expr::ParamType::integer, std::int64_t{4096}, "elements summed per run", {}},
+             {"print_mib", expr::ParamType::integer, std::int64_t{0}, "mebibytes setup() prints to stdout, as a chatty library might", {}}},
             {expr::Device::cpu}};
   }
 
@@ -36,6 +38,8 @@ class Faulty final : public expr::Plugin {
     // What plugins did before verify() existed: check the work in setup, warming it untimed.
     if (fault_ == "correctness_in_setup") ctx.report_correctness("sum vs the same sum", 0, 1e-12);
     ctx.report_fact("elements", std::to_string(data_.size()));
+    const std::string line(1023, 'y');
+    for (std::int64_t i = 0; i < p.integer("print_mib") * 1024; ++i) std::puts(line.c_str());
   }
 
   void verify(expr::Context& ctx) override {

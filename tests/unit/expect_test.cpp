@@ -277,3 +277,21 @@ TEST_CASE("a timing guess decided by noise is not evaluable: within noise, inste
   CHECK(judge("host_time ~ 20us within 5%", sampled("self", 27'000, 1'000)).verdict == expect::Verdict::contradicted);
   CHECK(judge("host_time ~ 25.75us within 5%", sampled("self", 27'000, 1'000)).verdict == expect::Verdict::not_evaluable);
 }
+
+TEST_CASE("what a new plugin author writes wrong first gets advice that fits") {
+  // A transposition is one edit, so a short name swapped about still finds its metric.
+  CHECK(error_of("pos(\"x\") == 1").second.find("did you mean 'ops'?") != std::string::npos);
+  // A regex written bare: the message says regexes are quoted.
+  CHECK(error_of("ranges(^sum$) == 1").second ==
+        "unexpected character '^'; a regex is a quoted string, as in ranges(\"^sum$\") or ~ \"gemm|conv\"");
+  // Two durations multiplied each have a unit: advice to add one would not help.
+  const auto squared = error_of("gpu_time < host_time * other.host_time").second;
+  CHECK(squared.find("the units do not cancel to a duration") != std::string::npos);
+  CHECK(squared.find("write it with a unit") == std::string::npos);
+  CHECK(error_of("gpu_time < 2").second.find("write it with a unit") != std::string::npos);
+  // A skipped experiment had no chance to report a correctness figure: the reason is the skip.
+  auto skipped = timed("self", 1, 1);
+  skipped.status = outcome::Status::skipped;
+  skipped.reason = "no CUDA device";
+  CHECK(judge("rel_error < 1e-3", skipped).reason == "experiment skipped: no CUDA device");
+}

@@ -135,3 +135,26 @@ TEST_CASE("without a CUDA device the collector says so and the run can go on") {
     CHECK(t.collection.device_traced);
   }
 }
+
+TEST_CASE("an op counted inside another op counted says so in its evidence") {
+  // What a LayerNorm plugin met: aten::var calls aten::var, and ops("^aten::var$") counts both.
+  trace::Trace t;
+  const auto range = [&](std::string_view name, trace::RangeKind kind, std::int32_t parent) {
+    t.ranges.push_back({t.strings.intern(name), kind, 0, 0, 100, parent, 0});
+  };
+  range("iteration", trace::RangeKind::plugin, trace::none);
+  range("aten::layer_norm", trace::RangeKind::op, 0);
+  range("aten::var", trace::RangeKind::op, 1);
+  range("aten::var", trace::RangeKind::op, 2);
+  range("aten::mean", trace::RangeKind::op, 1);
+  t.iterations.push_back({0, 0, 100});
+  t.collection.ops_traced = true;
+  outcome::Measurement m;
+  m.plugin = "test";
+  m.status = outcome::Status::ok;
+  m.trace = outcome::TraceSource(std::make_shared<const trace::Trace>(std::move(t)));
+  const auto var = std::get<analysis::Observation>(analysis::evaluate(m, {"ops", {{"name", "^aten::var$"}}, "", false}));
+  CHECK(var.evidence.find("; 1 of them ran inside another op counted (aten::var inside aten::var), so each level counts") != std::string::npos);
+  const auto mean = std::get<analysis::Observation>(analysis::evaluate(m, {"ops", {{"name", "^aten::mean$"}}, "", false}));
+  CHECK(mean.evidence.find("inside") == std::string::npos);
+}
