@@ -41,11 +41,15 @@ bool Comparison::regression() const {
 
 std::vector<std::string> Comparison::inconclusive_experiments() const {
   std::vector<std::string> out;
-  // Only where more samples could settle it: a timing whose noise between processes alone is
-  // beyond its threshold (or unknown) stays inconclusive however often it is measured again.
-  for (const auto& t : timings)
-    if (t.verdict == Change::inconclusive && t.floor <= t.threshold && std::find(out.begin(), out.end(), t.experiment) == out.end())
+  // Only where more samples could settle it: too few for the test or the interval, or a noise
+  // floor within the threshold. A timing whose noise between processes alone is beyond its
+  // threshold, with samples enough, stays inconclusive however often it is measured again.
+  for (const auto& t : timings) {
+    const bool too_few = std::isinf(t.detectable) || !std::isfinite(t.interval.low) || !std::isfinite(t.interval.high);
+    if (t.verdict == Change::inconclusive && (too_few || t.floor <= t.threshold) &&
+        std::find(out.begin(), out.end(), t.experiment) == out.end())
       out.push_back(t.experiment);
+  }
   return out;
 }
 

@@ -102,8 +102,8 @@ struct Comparison {
   std::size_t blind() const;
   std::size_t structural_regressions() const;
   bool regression() const;  // the gate fails
-  // The experiments with a timing still inconclusive that more samples could settle (its noise floor
-  // within its threshold), for re-measuring.
+  // The experiments with a timing still inconclusive that more samples could settle (too few
+  // samples, or its noise floor within its threshold), for re-measuring.
   std::vector<std::string> inconclusive_experiments() const;
 };
 

@@ -98,7 +98,7 @@ TEST_CASE("report.html of the recorded H200 attention sweep shows its plots and 
   const auto dir = e2e::scratch("report_browser");
   const auto o = e2e::expr(dir, "replay " EXPR_SOURCE_DIR "/tests/data/attention-sweep-h200 --out out");
   INFO(o.all());
-  CHECK(o.exit_code == 1);  // every point ran; two guesses about the sweep are contradicted
+  CHECK(o.exit_code == 0);  // every point ran, and no required guess is contradicted
   const auto page = dir / "out" / "report.html";
   REQUIRE(fs::exists(page));
   const auto html = slurp(page);
@@ -128,14 +128,19 @@ TEST_CASE("report.html of the recorded H200 attention sweep shows its plots and 
   CHECK(r.at("laid_out") == 10);
   CHECK(r.at("with_lines") == 10);
   CHECK(r.at("hit") == 10);
-  CHECK(r.at("lines") == 10 * 5);  // one line per family: naive, math, efficient, flash, cudnn
-  CHECK(r.at("long_lines") == 10 * 5);  // each over 100 units long, the plot area being 504 wide
+  // One line per family (naive, math, efficient, flash, cudnn) on the 8 plots of times and rates; on
+  // the 2 occupancy plots one per kernel that was a point's main kernel: cuDNN's, efficient's and
+  // flash's one each, math's four, naive's three.
+  CHECK(r.at("lines") == 8 * 5 + 2 * 10);
+  // The families' lines each over 100 units long, the plot area being 504 wide; a kernel that was
+  // the main one at a point or two draws a short line.
+  CHECK(r.at("long_lines") >= 8 * 5);
   // 60 points on 5 figures, each dtype on its own plots.
   CHECK(r.at("markers") == 5 * 60);
-  // The guesses about the sweep on the device time plots: a fitted slope per family and dtype, and
-  // where cuDNN crosses flash.
+  // The guesses about the sweep on the device time plots: a fitted slope per family and dtype; cuDNN
+  // stays below flash at every seq, so no crossing is drawn.
   CHECK(r.at("fits") == 2 * 5);
-  CHECK(r.at("crossings") == 2);
+  CHECK(r.at("crossings") == 0);
   CHECK(r.at("fit_files") == nlohmann::json::array({"plots/seq-gpu_time-dtype_bf16.svg", "plots/seq-gpu_time-dtype_fp16.svg"}));
   // The tables: every guess about the sweep (7 guesses, one verdict per dtype) and about each point.
   const auto recorded = e2e::read_json(EXPR_SOURCE_DIR "/tests/data/attention-sweep-h200/results.json");

@@ -244,10 +244,12 @@ TEST_CASE("a shard task cancelled mid-run is reported missing by the merge job, 
     return;
   }
   const auto dir = e2e::scratch("slurm_cancel");
+  // One timing round: with more, a shard's first point would finish only with its second point's
+  // rounds (runner/series_runner.cpp spreads them over the run), and the cancel would find both done.
   e2e::write(dir, "series.yaml", R"(series: slow
 defaults:
   device: cpu
-  iterations: {warmup: 1, traced: 1, min_samples: 3, min_time: 0.01, max_time: 0.1}
+  iterations: {warmup: 1, traced: 1, min_samples: 3, min_time: 0.01, max_time: 0.1, rounds: 1}
 experiments:
   - name: slow
     plugin: sleeper
