@@ -1,7 +1,8 @@
-// Runs the experiments of a plan, each in its own worker process on the device it is placed on,
-// and tells an observer what happens, experiment by experiment, so results can be written as soon
-// as each one ends. The parent waits on all its workers at once and keeps one busy per slot: one
-// slot (device 0) by default, one per GPU with `expr run --gpus` (runner/schedule.hpp).
+// Runs the experiments of a plan, each in its own worker process on the device it is placed on
+// (its later timing rounds each in a fresh one: outcome::Iterations::rounds), and tells an
+// observer what happens, experiment by experiment, so results can be written as soon as each one
+// ends. The parent waits on all its workers at once and keeps one busy per slot: one slot (device
+// 0) by default, one per GPU with `expr run --gpus` (runner/schedule.hpp).
 #pragma once
 
 #include <chrono>
