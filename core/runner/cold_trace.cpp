@@ -36,9 +36,7 @@ outcome::Measurement conclude_cold_trace(const series::ExperimentPlan& experimen
     cold.experiment = experiment.name;
     cold.plugin = experiment.plugin->description().name;
     cold.device = placement.device;
-    cold.status = exit.how == WorkerExit::How::timed_out ? outcome::Status::timed_out
-                  : exit.how == WorkerExit::How::stopped   ? outcome::Status::interrupted
-                                                           : outcome::Status::crashed;
+    cold.status = status_without_result(exit);
     cold.reason = exit.describe() + (error.empty() ? "" : ": " + error);
     if (const auto log_tail = tail(files.cold_log, 5); !log_tail.empty()) cold.reason += "; its log ends with:\n" + log_tail;
   }

@@ -502,6 +502,16 @@ outcome::Measurement with_timing_rounds(outcome::Measurement measured, const std
   return measured;
 }
 
+outcome::Status status_without_result(const WorkerExit& exit) {
+  switch (exit.how) {
+    case WorkerExit::How::timed_out: return outcome::Status::timed_out;
+    case WorkerExit::How::stopped: return outcome::Status::interrupted;
+    case WorkerExit::How::crashed:
+    case WorkerExit::How::finished: break;
+  }
+  return outcome::Status::crashed;
+}
+
 void add_worker_marks(outcome::Measurement& m, const WorkerExit& exit) {
   m.timeline.insert(m.timeline.begin(), {"spawned", exit.spawned});
   m.timeline.push_back({"ended", exit.ended});

@@ -50,6 +50,10 @@ outcome::Measurement time_round(const series::ExperimentPlan& plan, const Placem
 // the first round measured stays.
 outcome::Measurement with_timing_rounds(outcome::Measurement measured, const std::vector<outcome::Measurement>& later);
 
+// The status of a second worker (cold trace, timing round) that ended without a result: timed out,
+// interrupted when the run was stopped, or crashed.
+outcome::Status status_without_result(const WorkerExit& exit);
+
 // The parent's own marks around a worker's timeline (outcome::Mark): "spawned" first, "ended" last.
 void add_worker_marks(outcome::Measurement& measurement, const WorkerExit& exit);
 

@@ -127,9 +127,7 @@ outcome::Measurement conclude_round(const series::ExperimentPlan& e, const Worke
                                     const std::string& error, const fs::path& log) {
   if (exit.result) return outcome::measurement_from_json(*exit.result);
   auto m = skipped(e, fmt::format("its worker {} during {}{}", exit.describe(), last_phase, error.empty() ? "" : ": " + error));
-  m.status = exit.how == WorkerExit::How::timed_out ? outcome::Status::timed_out
-             : exit.how == WorkerExit::How::stopped ? outcome::Status::interrupted
-                                                    : outcome::Status::crashed;
+  m.status = status_without_result(exit);
   if (const auto log_tail = tail(log, 3); !log_tail.empty()) m.reason += "; its log ends with:\n" + log_tail;
   return m;
 }
