@@ -419,7 +419,7 @@ std::string stats_evidence(const outcome::Stats& s) {
     auto q = time_ns(s.median);
     q.interval = i;
     interval = fmt::format(", {} interval of the median {}{}", util::format_percent(timing_confidence), format_interval(q),
-                           s.run_to_run > 0 ? fmt::format(" (with run-to-run noise {})", util::format_percent(s.run_to_run)) : "");
+                           calibrated(s).known() ? fmt::format(" (with run-to-run noise {})", util::format_percent(s.run_to_run)) : "");
   }
   return fmt::format("median of {}, min {}, max {}, spread {}{}{}", samples, util::format_duration(s.min), util::format_duration(s.max),
                      util::format_percent(s.spread), interval, s.converged ? "" : ", did not converge");

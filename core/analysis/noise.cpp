@@ -31,8 +31,11 @@ ProcessNoise log_spread(const std::vector<double>& medians) {
 ProcessNoise between_processes(const outcome::Stats& stats) { return log_spread(round_medians(stats)); }
 
 ProcessNoise calibrated(const outcome::Stats& stats) {
-  if (stats.run_to_run <= 0) return {};
-  return {stats.run_to_run, stats.run_to_run_df > 0 ? stats.run_to_run_df : 1.0};
+  // A calibration that saw no noise at all (unchanged runs of a busy-waiting plugin on a quiet
+  // machine have identical medians) is known, with sigma 0: only the degrees of freedom say so.
+  if (stats.run_to_run_df > 0) return {stats.run_to_run, stats.run_to_run_df};
+  if (stats.run_to_run > 0) return {stats.run_to_run, 1.0};
+  return {};
 }
 
 ProcessNoise pool(const std::vector<ProcessNoise>& estimates) {

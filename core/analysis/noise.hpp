@@ -40,8 +40,9 @@ struct ProcessNoise {
 ProcessNoise log_spread(const std::vector<double>& medians);
 // The between-process spread of one figure: log_spread of its round medians.
 ProcessNoise between_processes(const outcome::Stats& stats);
-// The point's calibrated run-to-run noise (`expr calibrate`) with its degrees of freedom; one
-// recorded before they were kept counts as the fewest it can have, two runs of one process: df 1.
+// The point's calibrated run-to-run noise (`expr calibrate`) with its degrees of freedom, which
+// say whether it was calibrated (its sigma may be 0); one recorded before they were kept counts as
+// the fewest it can have, two runs of one process: df 1.
 ProcessNoise calibrated(const outcome::Stats& stats);
 // Estimates of one sigma pooled: the sum of sigma^2 df over the sum of df.
 ProcessNoise pool(const std::vector<ProcessNoise>& estimates);

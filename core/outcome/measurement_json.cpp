@@ -51,7 +51,7 @@ json stats_json(const Stats& s) {
          {"min_ns", s.min},    {"max_ns", s.max},            {"spread", s.spread},    {"seconds", s.seconds},
          {"converged", s.converged}, {"samples_ns", s.samples}};
   if (!s.rounds.empty()) j["rounds_ns"] = s.rounds;
-  if (s.run_to_run > 0) j["run_to_run"] = s.run_to_run;
+  if (s.run_to_run > 0 || s.run_to_run_df > 0) j["run_to_run"] = s.run_to_run;
   if (s.run_to_run_df > 0) j["run_to_run_df"] = s.run_to_run_df;
   return j;
 }

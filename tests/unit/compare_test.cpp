@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "history/compare.hpp"
+#include "outcome/measurement_json.hpp"
 #include "runner/sampler.hpp"
 
 using namespace expr;
@@ -68,6 +69,26 @@ TEST_CASE("with the noise between processes unknown nothing is slower, and the r
   CHECK(!t.noise.known());
   // An unchanged figure can still be the same: its own samples bound the change.
   CHECK(judged(figure(100, 50), figure(100, 50), 0.03).verdict == Change::same);
+}
+
+TEST_CASE("a calibration that saw no noise between processes is known, not missing: a slowdown beyond the threshold is slower") {
+  // Five unchanged runs of a busy-waiting plugin on a quiet machine can have identical medians.
+  auto base = figure(100, 50), candidate = figure(120, 50);
+  candidate.run_to_run = 0;
+  candidate.run_to_run_df = 4;
+  const auto t = judged(base, candidate, 0.03);
+  CHECK(t.noise.known());
+  CHECK(t.noise_sources == "calibration");
+  CHECK(t.floor == 0);
+  CHECK(t.verdict == Change::slower);
+  // And it survives results.json.
+  const auto again = outcome::measurement_from_json(outcome::to_json([&] {
+    outcome::Measurement m;
+    m.host = candidate;
+    return m;
+  }()));
+  REQUIRE(again.host);
+  CHECK(analysis::calibrated(*again.host).known());
 }
 
 TEST_CASE("rounds tell the noise between processes: a change beyond the noise floor is slower") {
