@@ -291,14 +291,15 @@ Executed execute(LoadedSeries& loaded, report::RunResult run, const report::RunD
   options.gpus = how.workers.gpus;
   options.workers = how.workers.count;
 
+  // The files first: an experiment is in the journal before the log or the progress line says it ended.
   report::Multiplex outputs;
-  outputs.add(report::sinks::run_log());
-  outputs.add(report::sinks::progress_line());
   outputs.add(report::sinks::chrome_traces(dir));
   outputs.add(report::sinks::results_json(dir));
   outputs.add(report::sinks::markdown_summary(dir));
   outputs.add(report::sinks::junit(dir));
   outputs.add(report::sinks::html_report(dir));
+  outputs.add(report::sinks::run_log());
+  outputs.add(report::sinks::progress_line());
   if (how.terminal_report) outputs.add(report::sinks::terminal_report());
   history::Recorder* recorder = nullptr;
   if (how.store) {

@@ -16,6 +16,7 @@ void Assembler::append(FinishedExperiment x) {
     e.guesses.push_back({std::move(g.spec), std::nullopt});
     trees.push_back(std::move(g.tree));
   }
+  if (!e.guesses.empty()) pending_.push_back(run_.experiments.size());
   run_.experiments.push_back(std::move(e));
   trees_.push_back(std::move(trees));
 }
@@ -44,6 +45,7 @@ void Assembler::finish() {
   };
   std::stable_sort(run_.experiments.begin(), run_.experiments.end(), [&](const auto& a, const auto& b) { return place(a) < place(b); });
   trees_.clear();
+  pending_.clear();
   // Every planned point, those that did not run too, so the evidence can say which are missing.
   std::vector<expect::SweepPoint> points;
   for (const auto& p : planned_) {
@@ -76,7 +78,9 @@ std::string Assembler::elsewhere_of(const expect::CompiledSweepGuess& g) const {
 }
 
 void Assembler::judge_ready(bool final) {
-  for (std::size_t i = 0; i < run_.experiments.size(); ++i) {
+  // Only experiments with a guess still to judge are visited: a guess usually reads its own
+  // experiment, so the list stays short and adding an experiment costs the same late in a sweep.
+  std::erase_if(pending_, [&](std::size_t i) {
     auto& e = run_.experiments[i];
     for (std::size_t k = 0; k < e.guesses.size(); ++k) {
       auto& g = e.guesses[k];
@@ -121,7 +125,8 @@ void Assembler::judge_ready(bool final) {
         g.judgement->reason = err.what();
       }
     }
-  }
+    return std::all_of(e.guesses.begin(), e.guesses.end(), [](const auto& g) { return g.judgement.has_value(); });
+  });
 }
 
 }  // namespace expr::report

@@ -55,6 +55,7 @@ class Assembler {
   RunResult& run_;
   Sink& sink_;
   std::vector<std::vector<expect::GuessTree>> trees_;  // parallel to run_.experiments[i].guesses
+  std::vector<std::size_t> pending_;                   // the experiments with a guess not judged yet
   std::vector<PlannedPoint> planned_;
   std::map<std::string, std::string> elsewhere_;
   std::vector<expect::CompiledSweepGuess> sweep_guesses_;

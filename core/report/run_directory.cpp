@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <map>
 
 #include "outcome/measurement_json.hpp"
 #include "trace/counters.hpp"
@@ -154,14 +155,14 @@ RunLock RunDirectory::create(bool replace) const {
   auto held = lock(true);
   // Only after the lock: a run that holds it may be creating these files right now.
   const auto experiments = root_ / "experiments";
-  const bool earlier = fs::exists(results(), ec) || fs::exists(series_copy(), ec) || fs::exists(plan(), ec) ||
+  const bool earlier = fs::exists(results(), ec) || fs::exists(journal(), ec) || fs::exists(series_copy(), ec) || fs::exists(plan(), ec) ||
                        (fs::is_directory(experiments, ec) && !fs::is_empty(experiments, ec));
   if (earlier && !replace)
     throw RunDirectoryRefused(Why::holds_run, fmt::format("{}: holds an earlier run; choose another --out, or add --force to replace "
                                                           "that run (its results, reports and experiment folders are removed)",
                                                           root_.string()));
   if (earlier)
-    for (const auto& owned : {results(), summary(), junit(), html_report(), plots(), series_copy(), plan(), experiments}) {
+    for (const auto& owned : {results(), journal(), summary(), junit(), html_report(), plots(), series_copy(), plan(), experiments}) {
       fs::remove_all(owned, ec);
       if (ec) throw RunDirectoryRefused(Why::cannot_write, fmt::format("cannot remove {}: {}", owned.string(), ec.message()));
     }
@@ -182,6 +183,38 @@ runner::ExperimentFiles RunDirectory::files(const std::string& name) const {
   return {native_trace(name), worker_log(name), cold_trace(name), cold_worker_log(name)};
 }
 
+namespace {
+
+// One experiment as results.json and the journal hold it.
+json experiment_json(const ExperimentResult& e, const RunDirectory& dir) {
+  const auto& m = e.measurement;
+  auto x = outcome::to_json(m);
+  // A sweep point's family and axis values, for tools that group points; "axes" keeps their order.
+  x["family"] = e.family;
+  point_json(e.point, x);
+  if (m.trace) {
+    x["trace_file"] = fs::relative(dir.native_trace(m.experiment), dir.root()).string();
+    x["chrome_trace"] = fs::relative(dir.chrome_trace(m.experiment), dir.root()).string();
+    try {
+      x["trace"] = trace_summary(*m.trace);
+    } catch (const std::exception& err) {
+      x["trace"] = {{"unreadable", err.what()}};
+    }
+  }
+  if (m.cold && m.cold->trace) x["cold"]["trace_file"] = fs::relative(dir.cold_trace(m.experiment), dir.root()).string();
+  x["guesses"] = json::array();
+  for (const auto& g : e.guesses) {
+    json one{{"check", g.spec.check}, {"origin", series::to_string(g.spec.origin)}, {"required", g.spec.required}, {"why", g.spec.why}};
+    write_place(g.spec, one);
+    if (g.judgement) one.update(judgement_json(*g.judgement));
+    else one["verdict"] = "pending";
+    x["guesses"].push_back(std::move(one));
+  }
+  return x;
+}
+
+}  // namespace
+
 json to_json(const RunResult& run, const RunDirectory& dir) {
   json j{{"schema", results_schema},
          {"run", {{"id", run.id}, {"revision", run.revision}}},
@@ -198,32 +231,7 @@ json to_json(const RunResult& run, const RunDirectory& dir) {
                   {"not_evaluable", t.not_evaluable}, {"pending", t.pending},
                   {"required_failed", t.required_failed}, {"experiments_failed", t.experiments_failed},
                   {"experiments_interrupted", t.experiments_interrupted}};
-  for (const auto& e : run.experiments) {
-    const auto& m = e.measurement;
-    auto x = outcome::to_json(m);
-    // A sweep point's family and axis values, for tools that group points; "axes" keeps their order.
-    x["family"] = e.family;
-    point_json(e.point, x);
-    if (m.trace) {
-      x["trace_file"] = fs::relative(dir.native_trace(m.experiment), dir.root()).string();
-      x["chrome_trace"] = fs::relative(dir.chrome_trace(m.experiment), dir.root()).string();
-      try {
-        x["trace"] = trace_summary(*m.trace);
-      } catch (const std::exception& err) {
-        x["trace"] = {{"unreadable", err.what()}};
-      }
-    }
-    if (m.cold && m.cold->trace) x["cold"]["trace_file"] = fs::relative(dir.cold_trace(m.experiment), dir.root()).string();
-    x["guesses"] = json::array();
-    for (const auto& g : e.guesses) {
-      json one{{"check", g.spec.check}, {"origin", series::to_string(g.spec.origin)}, {"required", g.spec.required}, {"why", g.spec.why}};
-      write_place(g.spec, one);
-      if (g.judgement) one.update(judgement_json(*g.judgement));
-      else one["verdict"] = "pending";
-      x["guesses"].push_back(std::move(one));
-    }
-    j["experiments"].push_back(std::move(x));
-  }
+  for (const auto& e : run.experiments) j["experiments"].push_back(experiment_json(e, dir));
   if (run.shard) {
     json plan = json::array();
     for (const auto& p : run.shard->plan) {
@@ -257,6 +265,103 @@ void RunDirectory::write_results(const RunResult& run) const {
   util::write_atomically(results(), to_json(run, *this).dump(2, ' ', false, json::error_handler_t::replace) + "\n");
 }
 
+namespace {
+
+// Reads experiments and guesses back from `file` (results.json or the journal) of the run in `root`.
+class ResultReader {
+ public:
+  ResultReader(fs::path file, fs::path root, bool first_schema) : file_(std::move(file)), root_(std::move(root)), first_(first_schema) {}
+
+  // A recorded guess is in no file at hand: its problems, when replay compiles it again, are
+  // reported where it was written, or at the file it was read from, quoting the guess.
+  series::GuessSpec guess(const json& g) const {
+    const std::string check = g.at("check");
+    const auto at = position_from(g.value("at", ""));
+    return series::GuessSpec{check, util::TextOrigin::detached(at.line > 0 ? at : util::SourcePos{file_.string(), 0, 0}, check),
+                             g.value("required", false), g.value("why", "")};
+  }
+
+  // Names become folder names (replay and merge write experiments/NAME/) and trace files are
+  // opened: a results.json from elsewhere must lead nowhere outside.
+  void check_folder_name(const std::string& name) const {
+    if (const auto why = util::file_name_problem(name))
+      throw std::runtime_error(fmt::format("{}: the experiment name '{}' cannot name a folder: {}", file_.string(), util::shortened(name), *why));
+  }
+
+  ExperimentResult experiment(const json& x) const {
+    ExperimentResult e;
+    e.measurement = outcome::measurement_from_json(x);
+    check_folder_name(e.measurement.experiment);
+    e.family = x.value("family", e.measurement.experiment);
+    e.point = point_from(x);
+    if (const auto trace = x.value("trace_file", ""); !trace.empty()) e.measurement.trace = trace_in_run(e.measurement.experiment, trace);
+    if (e.measurement.cold)
+      if (const auto trace = x.at("cold").value("trace_file", ""); !trace.empty()) {
+        auto cold = *e.measurement.cold;
+        cold.trace = trace_in_run(e.measurement.experiment, trace);
+        e.measurement.cold = std::make_shared<const outcome::Measurement>(std::move(cold));
+      }
+    // expr.results/1 kept guesses under "expectations", with "source" for their origin.
+    for (const auto& g : x.value(first_ ? "expectations" : "guesses", json::array())) {
+      JudgedGuess r{guess(g), {}};
+      r.spec.origin = g.value(first_ ? "source" : "origin", "series") == "plugin" ? series::GuessOrigin::plugin : series::GuessOrigin::series;
+      if (g.value("verdict", "pending") != "pending") r.judgement = judgement_from(g);
+      e.guesses.push_back(std::move(r));
+    }
+    return e;
+  }
+
+ private:
+  outcome::TraceSource trace_in_run(const std::string& experiment, const std::string& recorded) const {
+    try {
+      return outcome::TraceSource(util::inside(root_, recorded));
+    } catch (const std::runtime_error& e) {
+      throw std::runtime_error(fmt::format("{}: the trace_file of {}: {}", file_.string(), util::shortened(experiment), e.what()));
+    }
+  }
+
+  fs::path file_, root_;
+  bool first_;
+};
+
+}  // namespace
+
+void RunDirectory::journal_experiment(const ExperimentResult& e) const {
+  util::append_durably(journal(), experiment_json(e, *this).dump(-1, ' ', false, json::error_handler_t::replace) + "\n");
+}
+
+void RunDirectory::retire_journal() const {
+  std::error_code ec;
+  fs::remove(journal(), ec);  // what it held is in results.json by now; a journal left behind only repeats it
+}
+
+void RunDirectory::read_journal(RunResult& run) const {
+  std::ifstream in(journal());
+  if (!in) return;
+  const ResultReader reader(journal(), root_, false);
+  std::map<std::string, std::size_t> at;
+  for (std::size_t i = 0; i < run.experiments.size(); ++i) at[run.experiments[i].measurement.experiment] = i;
+  std::string line;
+  for (std::size_t number = 1; std::getline(in, line); ++number) {
+    // A record without its newline was cut short by a crash while it was appended: it was never
+    // reported done, and is not read.
+    if (in.eof()) break;
+    json x;
+    try {
+      x = json::parse(line);
+    } catch (const json::exception& e) {
+      throw std::runtime_error(fmt::format("{}:{}: malformed: {}", journal().string(), number, e.what()));
+    }
+    auto e = reader.experiment(x);
+    // Later records are newer: a point run again after its run was resumed replaces the first.
+    if (const auto it = at.find(e.measurement.experiment); it != at.end()) run.experiments[it->second] = std::move(e);
+    else {
+      at[e.measurement.experiment] = run.experiments.size();
+      run.experiments.push_back(std::move(e));
+    }
+  }
+}
+
 RunResult RunDirectory::read() const {
   const auto file = results();
   std::error_code ec;
@@ -268,10 +373,10 @@ RunResult RunDirectory::read() const {
   try {
     const auto j = json::parse(in);
     const auto schema = j.value("schema", "");
-    // expr.results/1 kept guesses under "expectations", with "source" for their origin.
     const bool first = schema == "expr.results/1";
     if (!first && schema != results_schema)
       throw std::runtime_error(fmt::format("schema '{}' is neither {} nor expr.results/1", schema, results_schema));
+    const ResultReader reader(file, root_, first);
     if (const auto it = j.find("run"); it != j.end()) {
       run.id = it->value("id", "");
       run.revision = it->value("revision", "");
@@ -285,50 +390,9 @@ RunResult RunDirectory::read() const {
     run.interrupted = j.value("interrupted", "");
     run.environment = j.value("environment", std::map<std::string, std::string>{});
     run.planned = j.value("planned", j.at("experiments").size());
-    // A recorded guess is in no file at hand: its problems, when replay compiles it again, are
-    // reported where it was written, or at results.json, quoting the guess.
-    const auto recorded = [&](const json& g) {
-      const std::string check = g.at("check");
-      const auto at = position_from(g.value("at", ""));
-      return series::GuessSpec{check, util::TextOrigin::detached(at.line > 0 ? at : util::SourcePos{file.string(), 0, 0}, check),
-                               g.value("required", false), g.value("why", "")};
-    };
-    // Names become folder names (replay and merge write experiments/NAME/) and trace files are
-    // opened: a results.json from elsewhere must lead nowhere outside.
-    const auto folder_name = [&](const std::string& name) {
-      if (const auto why = util::file_name_problem(name))
-        throw std::runtime_error(fmt::format("{}: the experiment name '{}' cannot name a folder: {}", file.string(), util::shortened(name), *why));
-    };
-    const auto trace_in_run = [&](const std::string& experiment, const std::string& recorded) {
-      try {
-        return outcome::TraceSource(util::inside(root_, recorded));
-      } catch (const std::runtime_error& e) {
-        throw std::runtime_error(fmt::format("{}: the trace_file of {}: {}", file.string(), util::shortened(experiment), e.what()));
-      }
-    };
-    for (const auto& x : j.at("experiments")) {
-      ExperimentResult e;
-      e.measurement = outcome::measurement_from_json(x);
-      folder_name(e.measurement.experiment);
-      e.family = x.value("family", e.measurement.experiment);
-      e.point = point_from(x);
-      if (const auto trace = x.value("trace_file", ""); !trace.empty()) e.measurement.trace = trace_in_run(e.measurement.experiment, trace);
-      if (e.measurement.cold)
-        if (const auto trace = x.at("cold").value("trace_file", ""); !trace.empty()) {
-          auto cold = *e.measurement.cold;
-          cold.trace = trace_in_run(e.measurement.experiment, trace);
-          e.measurement.cold = std::make_shared<const outcome::Measurement>(std::move(cold));
-        }
-      for (const auto& g : x.value(first ? "expectations" : "guesses", json::array())) {
-        JudgedGuess r{recorded(g), {}};
-        r.spec.origin = g.value(first ? "source" : "origin", "series") == "plugin" ? series::GuessOrigin::plugin : series::GuessOrigin::series;
-        if (g.value("verdict", "pending") != "pending") r.judgement = judgement_from(g);
-        e.guesses.push_back(std::move(r));
-      }
-      run.experiments.push_back(std::move(e));
-    }
+    for (const auto& x : j.at("experiments")) run.experiments.push_back(reader.experiment(x));
     for (const auto& g : j.value("sweep_guesses", json::array())) {
-      JudgedSweepGuess s{g.at("family"), g.value("group", ""), {recorded(g), {}}};
+      JudgedSweepGuess s{g.at("family"), g.value("group", ""), {reader.guess(g), {}}};
       if (g.value("verdict", "pending") != "pending") s.guess.judgement = judgement_from(g);
       run.sweep_guesses.push_back(std::move(s));
     }
@@ -342,12 +406,17 @@ RunResult RunDirectory::read() const {
       if (const auto costs = it->find("costs_from"); costs != it->end() && !costs->is_null()) shard.costs_from = costs->get<std::string>();
       for (const auto& p : it->at("plan")) {
         shard.plan.push_back({{p.at("experiment").get<std::string>(), p.at("family").get<std::string>(), point_from(p)}, p.at("shard").get<std::size_t>()});
-        folder_name(shard.plan.back().planned.name);
+        reader.check_folder_name(shard.plan.back().planned.name);
       }
       run.shard = std::move(shard);
     }
   } catch (const json::exception& e) {
     throw std::runtime_error(fmt::format("{}: malformed: {}", file.string(), e.what()));
+  }
+  try {
+    read_journal(run);
+  } catch (const json::exception& e) {
+    throw std::runtime_error(fmt::format("{}: malformed: {}", journal().string(), e.what()));
   }
   return run;
 }

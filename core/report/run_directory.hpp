@@ -1,9 +1,13 @@
 // A run directory: every path in it and the results schema, in one place.
 //
-//   RUN_DIR/results.json                          the run, schema expr.results/2 (schemas/), rewritten when it begins and after each experiment
+//   RUN_DIR/results.json                          the run, schema expr.results/2 (schemas/), written when it begins and ends, and
+//                                                 in between as often as costs at most 5% of the run (report/sinks.hpp)
+//   RUN_DIR/experiments.jsonl                     the journal: each experiment as it finished, one JSON object a line as in
+//                                                 results.json's "experiments", synced; removed once results.json holds them all.
+//                                                 A run killed (kill -9, power loss) keeps it: read() overlays it on results.json
 //   RUN_DIR/results.json "shard"                  a shard's index, count, series fingerprint and the whole plan (series/shard.hpp)
 //   RUN_DIR/results.json "merged"                 a merged run's shards: each one's directory and its experiments without a result
-//   RUN_DIR/summary.md, junit.xml                 reports, rewritten with it
+//   RUN_DIR/summary.md, junit.xml                 reports, written with it
 //   RUN_DIR/report.html, plots/*.svg              the page with plots (html_report.hpp), written when the run ends
 //   RUN_DIR/series.yaml                           the series file as it was run (last resumed)
 //   RUN_DIR/plan.json                             how the run was asked for and each point's settings (report/resume.hpp)
@@ -84,6 +88,7 @@ class RunDirectory {
 
   const std::filesystem::path& root() const { return root_; }
   std::filesystem::path results() const { return root_ / "results.json"; }
+  std::filesystem::path journal() const { return root_ / "experiments.jsonl"; }
   std::filesystem::path summary() const { return root_ / "summary.md"; }
   std::filesystem::path junit() const { return root_ / "junit.xml"; }
   std::filesystem::path html_report() const { return root_ / "report.html"; }
@@ -116,8 +121,14 @@ class RunDirectory {
   runner::ExperimentFiles files(const std::string& experiment) const;
 
   void write_results(const RunResult& run) const;  // atomically
-  // Reads results.json; each trace is read when first used. Throws std::runtime_error naming the
-  // file and the problem.
+  // Appends a finished experiment to the journal, synced: the same cost at the 10,000th point as at
+  // the first, and nothing reported done is lost if the run is then killed.
+  void journal_experiment(const ExperimentResult& experiment) const;
+  // Removes the journal, once results.json holds every experiment in it.
+  void retire_journal() const;
+  // Reads results.json with the journal's experiments over it (a run killed before it ended has
+  // its finished experiments there); each trace is read when first used. Throws
+  // std::runtime_error naming the file (and line) and the problem.
   RunResult read() const;
 
   void write_plan(const RunPlan& plan) const;  // atomically
@@ -127,6 +138,8 @@ class RunDirectory {
  private:
   // Takes the directory's lock (creating the directory first when `create`), or throws RunDirectoryRefused.
   RunLock lock(bool create) const;
+  // Puts each experiment of the journal into `run`, replacing one of the same name: later records are newer.
+  void read_journal(RunResult& run) const;
   static const std::string& folder(const std::string& experiment);
   std::filesystem::path root_;
 };

@@ -11,9 +11,12 @@
 
 namespace expr::report::sinks {
 
-// results.json, rewritten whole as the run begins, after each experiment and at the end.
+// results.json, written whole as the run begins and at the end, and in between as often as costs
+// at most 5% of the run; each experiment as it finishes goes to the run directory's journal,
+// synced, which is removed once results.json is whole (run_directory.hpp). Add it before the sinks
+// that tell the user an experiment is done.
 std::unique_ptr<Sink> results_json(RunDirectory dir);
-// summary.md and junit.xml, likewise.
+// summary.md and junit.xml, written like results.json.
 std::unique_ptr<Sink> markdown_summary(RunDirectory dir);
 std::unique_ptr<Sink> junit(RunDirectory dir);
 // report.html and plots/*.svg (html_report.hpp), written when the run ends: the guesses about whole

@@ -1,5 +1,5 @@
 // Atomic replacement of a file: write a temporary beside it, flush it to the disk, rename it over
-// the file, flush the directory.
+// the file, flush the directory. And durable appends to a journal.
 #include "util/atomic_file.hpp"
 
 #include <fcntl.h>
@@ -30,6 +30,18 @@ int write_all(int fd, std::string_view contents) {
   return ::fsync(fd) == 0 ? 0 : errno;
 }
 
+// A new or renamed entry is only durable once its directory is: without this, a power loss could
+// bring back the old file (or none) although the new one was complete. (EINVAL: a file system that
+// cannot sync a directory; nothing more can be done there.)
+void sync_directory_of(const std::filesystem::path& file) {
+  const auto dir = file.has_parent_path() ? file.parent_path() : std::filesystem::path(".");
+  const int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir_fd < 0) fail(file, "flush the directory of", errno);
+  const int error = ::fsync(dir_fd) == 0 || errno == EINVAL ? 0 : errno;
+  ::close(dir_fd);
+  if (error != 0) fail(file, "flush the directory of", error);
+}
+
 }  // namespace
 
 void write_atomically(const std::filesystem::path& file, std::string_view contents) {
@@ -47,15 +59,21 @@ void write_atomically(const std::filesystem::path& file, std::string_view conten
     ::unlink(temp.c_str());
     fail(file, "replace", error);
   }
-  // The rename is only durable once the directory is: without this, a power loss could bring back
-  // the old file (or none) although the new one was complete. (EINVAL: a file system that cannot
-  // sync a directory; nothing more can be done there.)
-  const auto dir = file.has_parent_path() ? file.parent_path() : std::filesystem::path(".");
-  const int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dir_fd < 0) fail(file, "flush the directory of", errno);
-  error = ::fsync(dir_fd) == 0 || errno == EINVAL ? 0 : errno;
-  ::close(dir_fd);
-  if (error != 0) fail(file, "flush the directory of", error);
+  sync_directory_of(file);
+}
+
+void append_durably(const std::filesystem::path& file, std::string_view record) {
+  bool created = true;
+  int fd = ::open(file.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0 && errno == EEXIST) {
+    created = false;
+    fd = ::open(file.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+  }
+  if (fd < 0) fail(file, "append to", errno);
+  int error = write_all(fd, record);
+  if (::close(fd) != 0 && error == 0) error = errno;
+  if (error != 0) fail(file, "append to", error);
+  if (created) sync_directory_of(file);
 }
 
 }  // namespace expr::util

@@ -1,5 +1,7 @@
 // Results are written whole or not at all: a crash mid-write never leaves half a file behind, and
-// once written they are on disk (file and directory synced), so a reboot keeps them too.
+// once written they are on disk (file and directory synced), so a reboot keeps them too. A record
+// appended to a journal is on disk when the call returns; a crash mid-append can leave only that
+// record cut short, which its reader skips.
 #pragma once
 
 #include <filesystem>
@@ -12,5 +14,9 @@ namespace expr::util {
 // Throws std::runtime_error with the path and the system's reason (a directory that is not
 // writable, a full disk).
 void write_atomically(const std::filesystem::path& file, std::string_view contents);
+
+// Appends `record` to `file` (created when missing, its directory then synced too) and fsyncs it:
+// the cost of one record, however long the file. Throws std::runtime_error like write_atomically.
+void append_durably(const std::filesystem::path& file, std::string_view record);
 
 }  // namespace expr::util

@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -129,6 +130,19 @@ nlohmann::json read_json(const fs::path& file) {
   std::ifstream in(file);
   if (!in) throw std::runtime_error("missing " + file.string());
   return nlohmann::json::parse(in);
+}
+
+nlohmann::json read_run(const fs::path& run_dir) {
+  auto results = read_json(run_dir / "results.json");
+  std::ifstream journal(run_dir / "experiments.jsonl");
+  auto& experiments = results.at("experiments");
+  for (std::string line; std::getline(journal, line) && !journal.eof();) {
+    auto record = nlohmann::json::parse(line);
+    const auto same = std::find_if(experiments.begin(), experiments.end(), [&](const auto& e) { return e.at("name") == record.at("name"); });
+    if (same != experiments.end()) *same = std::move(record);
+    else experiments.push_back(std::move(record));
+  }
+  return results;
 }
 
 const nlohmann::json& experiment(const nlohmann::json& results, const std::string& name) {

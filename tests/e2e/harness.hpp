@@ -52,6 +52,11 @@ std::vector<pid_t> processes_with(const std::string& variable);
 
 nlohmann::json read_json(const std::filesystem::path& file);
 std::string read_text(const std::filesystem::path& file);
+// A run directory's results as its documented layout has them at any moment, even after kill -9:
+// results.json with each record of the journal (experiments.jsonl, one experiment a line, a line
+// cut short by a crash skipped) put over the experiment of the same name, or added. What a tool
+// outside expr would do; expr's own reader is report::RunDirectory::read.
+nlohmann::json read_run(const std::filesystem::path& run_dir);
 
 // The experiment named `name` in a results.json document.
 const nlohmann::json& experiment(const nlohmann::json& results, const std::string& name);

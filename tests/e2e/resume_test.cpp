@@ -105,7 +105,7 @@ TEST_CASE("after kill -9 of expr mid-sweep, --resume runs only the points withou
   std::size_t finished = 0;
   while (finished < 2 && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    if (fs::exists(run / "results.json")) finished = with_result(e2e::read_json(run / "results.json")).size();
+    if (fs::exists(run / "results.json")) finished = with_result(e2e::read_run(run)).size();
   }
   REQUIRE(finished >= 2);
   REQUIRE(::kill(pid, SIGKILL) == 0);
@@ -120,8 +120,10 @@ TEST_CASE("after kill -9 of expr mid-sweep, --resume runs only the points withou
   ::prctl(PR_SET_CHILD_SUBREAPER, 0);
   INFO("orphaned workers reaped: " << orphans);
 
-  // What was on disk the moment expr died: every finished point, whole.
-  const auto before = e2e::read_json(run / "results.json");
+  // What was on disk the moment expr died: every finished point, whole, in the journal that
+  // results.json is read with (results.json itself is written whole at the run's end only).
+  CHECK(fs::exists(run / "experiments.jsonl"));
+  const auto before = e2e::read_run(run);
   CHECK(before.at("finished") == "");
   CHECK(before.at("planned") == 6);
   const auto kept = with_result(before);
@@ -151,6 +153,7 @@ TEST_CASE("after kill -9 of expr mid-sweep, --resume runs only the points withou
                              std::to_string(6 - kept.size())));
 
   const auto after = e2e::read_json(run / "results.json");
+  CHECK(!fs::exists(run / "experiments.jsonl"));  // results.json holds every experiment now
   CHECK(after.at("run").at("id") == before.at("run").at("id"));
   CHECK(after.at("started") == before.at("started"));
   CHECK(after.at("finished") != "");

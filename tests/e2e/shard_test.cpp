@@ -147,7 +147,7 @@ TEST_CASE("a series run in 3 shards and merged gives the serial run's verdicts, 
   while (!first_done && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
     if (std::filesystem::exists(dir / "killed0" / "results.json"))
-      first_done = names(e2e::read_json(dir / "killed0" / "results.json")).count("quadratic[size=2048]") > 0;
+      first_done = names(e2e::read_run(dir / "killed0")).count("quadratic[size=2048]") > 0;
   }
   REQUIRE(first_done);
   REQUIRE(::kill(pid, SIGKILL) == 0);
@@ -155,7 +155,7 @@ TEST_CASE("a series run in 3 shards and merged gives the serial run's verdicts, 
   while (::waitpid(-1, &status, 0) > 0) {
   }
   ::prctl(PR_SET_CHILD_SUBREAPER, 0);
-  REQUIRE(names(e2e::read_json(dir / "killed0" / "results.json")) == std::set<std::string>{"quadratic[size=2048]"});
+  REQUIRE(names(e2e::read_run(dir / "killed0")) == std::set<std::string>{"quadratic[size=2048]"});
 
   const auto partial = e2e::expr(dir, "merge killed0 shard2 --out partial");
   INFO(partial.all());

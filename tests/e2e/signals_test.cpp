@@ -148,7 +148,7 @@ TEST_CASE("kill -9 of expr takes its workers and what they started with it, and 
     CHECK(o.exit_code == 128 + SIGKILL);
     // The kernel tells each worker that its parent died; the worker then ends its process group.
     CHECK(e2e::eventually([&] { return e2e::processes_with(s.mark).empty(); }, 5s));
-    const auto results = e2e::read_json(s.expr.dir / "run" / "results.json");
+    const auto results = e2e::read_run(s.expr.dir / "run");
     check_first_kept(results);
     CHECK_FALSE(results.contains("interrupted"));
     const auto shown = e2e::expr(s.expr.dir, "show run");
