@@ -215,7 +215,10 @@ json experiment_json(const ExperimentResult& e, const RunDirectory& dir) {
 
 }  // namespace
 
-json to_json(const RunResult& run, const RunDirectory& dir) {
+namespace {
+
+// Every field of results.json but the experiments' entries ("experiments" is empty).
+json run_without_experiments(const RunResult& run) {
   json j{{"schema", results_schema},
          {"run", {{"id", run.id}, {"revision", run.revision}}},
          {"series", {{"name", run.series}, {"file", run.series_file}, {"description", run.description}}},
@@ -231,7 +234,6 @@ json to_json(const RunResult& run, const RunDirectory& dir) {
                   {"not_evaluable", t.not_evaluable}, {"pending", t.pending},
                   {"required_failed", t.required_failed}, {"experiments_failed", t.experiments_failed},
                   {"experiments_interrupted", t.experiments_interrupted}};
-  for (const auto& e : run.experiments) j["experiments"].push_back(experiment_json(e, dir));
   if (run.shard) {
     json plan = json::array();
     for (const auto& p : run.shard->plan) {
@@ -261,8 +263,38 @@ json to_json(const RunResult& run, const RunDirectory& dir) {
 
 // A string that is not UTF-8 (a plugin's fact, log line or guess) is written with U+FFFD in place
 // of the bad bytes: dump() would otherwise throw, and no results would be written at all.
+std::string pretty(const json& j) { return j.dump(2, ' ', false, json::error_handler_t::replace); }
+
+}  // namespace
+
+json to_json(const RunResult& run, const RunDirectory& dir) {
+  auto j = run_without_experiments(run);
+  for (const auto& e : run.experiments) j["experiments"].push_back(experiment_json(e, dir));
+  return j;
+}
+
+// The text of to_json(run).dump(2), without the whole run's document in memory at once: each
+// experiment's document is made, written and freed in turn, then spliced into the run's. A long
+// sweep's results.json is tens of megabytes and its document several times that, in small pieces
+// that, once freed, stay with the process, and every worker forked after copies their page tables.
+// (A JSON string holds no raw newline, so the lines re-indented are the document's own.)
 void RunDirectory::write_results(const RunResult& run) const {
-  util::write_atomically(results(), to_json(run, *this).dump(2, ' ', false, json::error_handler_t::replace) + "\n");
+  auto text = pretty(run_without_experiments(run));
+  if (!run.experiments.empty()) {
+    std::string entries;
+    for (const auto& e : run.experiments) {
+      auto one = pretty(experiment_json(e, *this));
+      entries += entries.empty() ? "\n    " : ",\n    ";
+      for (const char c : one) {
+        entries += c;
+        if (c == '\n') entries += "    ";
+      }
+    }
+    const std::string empty = "\n  \"experiments\": []";
+    const auto at = text.find(empty);
+    text.replace(at, empty.size(), "\n  \"experiments\": [" + entries + "\n  ]");
+  }
+  util::write_atomically(results(), text + "\n");
 }
 
 namespace {

@@ -1,6 +1,6 @@
 // Atomic results files (util/atomic_file.hpp): a reader sees the old contents or the new, whole,
 // never a part; a writer killed in the middle leaves the last complete file; a failed write leaves
-// no temporary behind.
+// no temporary behind. Durable appends to a journal.
 #include <doctest/doctest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -78,5 +78,14 @@ TEST_CASE("a writer killed in the middle of writing leaves the last complete fil
     CAPTURE(round);
     CHECK((contents == a || contents == b));
   }
+  fs::remove_all(dir);
+}
+
+TEST_CASE("records appended durably accumulate in order, the file created by the first") {
+  const auto dir = fresh_dir("append");
+  expr::util::append_durably(dir / "experiments.jsonl", "one\n");
+  expr::util::append_durably(dir / "experiments.jsonl", "two\n");
+  CHECK(read(dir / "experiments.jsonl") == "one\ntwo\n");
+  CHECK_THROWS_WITH_AS(expr::util::append_durably(dir / "missing" / "x.jsonl", "r\n"), doctest::Contains("cannot append to"), std::runtime_error);
   fs::remove_all(dir);
 }
