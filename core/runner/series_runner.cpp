@@ -19,6 +19,7 @@
 #include "runner/worker.hpp"
 #include "util/log.hpp"
 #include "util/regex.hpp"
+#include "util/units.hpp"
 
 namespace expr::runner {
 
@@ -154,6 +155,12 @@ outcome::Measurement conclude(const series::ExperimentPlan& e, const Placement& 
     } else {
       m.status = outcome::Status::crashed;
       m.reason = fmt::format("the worker {} during {}{}", exit.describe(), last_phase, error.empty() ? "" : ": " + error);
+      // Memory asked for outside operator new (malloc whose null goes unchecked, a thread's stack)
+      // runs into the limit as a crash, not as the announced failure.
+      if (e.memory && exit.signal != 0)
+        m.reason += fmt::format(" (it ran under a memory limit of {}: memory that a plugin or its libraries ask for through malloc "
+                                "or for a thread's stack ends this way when the limit refuses it)",
+                                util::format_bytes(static_cast<double>(*e.memory)));
     }
     if (const auto log_tail = tail(files.log, 5); !log_tail.empty()) m.reason += "; worker.log ends with:\n" + log_tail;
   }

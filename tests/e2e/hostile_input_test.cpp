@@ -250,6 +250,9 @@ experiments:
   - name: modest
     plugin: greedy
     params: {bytes: 1048576}
+  - name: careless
+    plugin: greedy
+    params: {bytes: 4294967296, unchecked: true}
 )");
   const auto o = e2e::expr(dir, "run series.yaml --out run");
   INFO(o.all());
@@ -260,6 +263,10 @@ experiments:
   CHECK(hungry.at("reason").get<std::string>().starts_with("exceeded its memory limit of 512 MiB (warm-up: "));
   CHECK(hungry.at("timing").contains("first_call_ns"));
   CHECK(e2e::experiment(results, "modest").at("status") == "ok");
+  // malloc's null written through: a crash, and the reason names the limit that refused the memory.
+  const auto& careless = e2e::experiment(results, "careless");
+  CHECK(careless.at("status") == "crashed");
+  CHECK(has(careless.at("reason").get<std::string>(), "was killed by SIGSEGV (Segmentation fault) during warm-up (it ran under a memory limit of 512 MiB: "));
 }
 
 TEST_CASE("text from a plugin that is not UTF-8 does not cost the results") {
