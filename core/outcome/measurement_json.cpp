@@ -59,9 +59,9 @@ json stats_json(const Stats& s) {
 // expr.results/1 named the count "samples" and the spread "noise", and kept no samples.
 Stats stats_from(const json& j) {
   Stats s;
-  s.count = j.contains("count") ? j.at("count").get<std::size_t>() : j.at("samples").get<std::size_t>();
+  s.count = j.contains("count") ? whole_number<std::size_t>(j.at("count"), "count") : whole_number<std::size_t>(j.at("samples"), "samples");
   s.samples = j.value("samples_ns", std::vector<double>{});
-  s.iterations = j.value("iterations", s.count);
+  s.iterations = j.contains("iterations") ? whole_number<std::size_t>(j.at("iterations"), "iterations") : s.count;
   s.median = j.at("median_ns");
   s.mean = j.at("mean_ns");
   s.min = j.at("min_ns");
@@ -122,8 +122,13 @@ Measurement measurement_from_json(const json& j) {
   for (const auto& [k, v] : j.at("params").items()) m.params[k] = param_from_json(v);
   if (const auto it = j.find("iterations"); it != j.end())
     // Runs recorded before rounds existed timed in one worker.
-    m.iterations = {it->at("warmup"), it->at("traced"), it->at("min_samples"), it->at("min_time_s"), it->at("max_time_s"), it->at("max_noise"),
-                    it->value("rounds", 1)};
+    m.iterations = {whole_number<int>(it->at("warmup"), "iterations.warmup"),
+                    whole_number<int>(it->at("traced"), "iterations.traced"),
+                    whole_number<int>(it->at("min_samples"), "iterations.min_samples"),
+                    it->at("min_time_s"),
+                    it->at("max_time_s"),
+                    it->at("max_noise"),
+                    it->contains("rounds") ? whole_number<int>(it->at("rounds"), "iterations.rounds") : 1};
   m.facts = j.value("facts", std::map<std::string, std::string>{});
   m.environment = j.value("environment", std::map<std::string, std::string>{});
   for (const auto& c : j.value("correctness", json::array()))
@@ -138,7 +143,8 @@ Measurement measurement_from_json(const json& j) {
   if (t.contains("wall_seconds")) m.wall_seconds = t.at("wall_seconds").get<double>();
   if (j.contains("work")) m.work = Work{j.at("work").at("flops"), j.at("work").at("bytes")};
   m.setup_warning = j.value("setup_warning", "");
-  for (const auto& mark : j.value("timeline", json::array())) m.timeline.push_back({mark.at("step"), mark.at("at_ns")});
+  for (const auto& mark : j.value("timeline", json::array()))
+    m.timeline.push_back({mark.at("step"), whole_number<trace::Ns>(mark.at("at_ns"), "timeline.at_ns")});
   if (j.contains("cold")) m.cold = std::make_shared<const Measurement>(measurement_from_json(j.at("cold")));
   return m;
 }

@@ -122,6 +122,12 @@ series::AxisPoint point_from(const json& x) {
   return point;
 }
 
+// What a reader says of a file that is not what expr writes: a JSON error, or a value out of range
+// (outcome::whole_number).
+std::runtime_error malformed(const fs::path& file, const std::exception& e) {
+  return std::runtime_error(fmt::format("{}: malformed: {}", file.string(), e.what()));
+}
+
 }  // namespace
 
 RunLock::~RunLock() {
@@ -421,7 +427,7 @@ RunResult RunDirectory::read() const {
     run.finished = j.value("finished", "");
     run.interrupted = j.value("interrupted", "");
     run.environment = j.value("environment", std::map<std::string, std::string>{});
-    run.planned = j.value("planned", j.at("experiments").size());
+    run.planned = j.contains("planned") ? outcome::whole_number<std::size_t>(j.at("planned"), "planned") : j.at("experiments").size();
     for (const auto& x : j.at("experiments")) run.experiments.push_back(reader.experiment(x));
     for (const auto& g : j.value("sweep_guesses", json::array())) {
       JudgedSweepGuess s{g.at("family"), g.value("group", ""), {reader.guess(g), {}}};
@@ -429,26 +435,30 @@ RunResult RunDirectory::read() const {
       run.sweep_guesses.push_back(std::move(s));
     }
     for (const auto& m : j.value("merged", json::array()))
-      run.merged.push_back({m.at("shard").get<std::string>(), m.at("dir").is_null() ? "" : m.at("dir").get<std::string>(), m.at("missing").get<std::size_t>()});
+      run.merged.push_back({m.at("shard").get<std::string>(), m.at("dir").is_null() ? "" : m.at("dir").get<std::string>(), outcome::whole_number<std::size_t>(m.at("missing"), "merged.missing")});
     if (const auto it = j.find("shard"); it != j.end()) {
       ShardRecord shard;
-      shard.index = it->at("index");
-      shard.count = it->at("count");
+      shard.index = outcome::whole_number<std::size_t>(it->at("index"), "shard.index");
+      shard.count = outcome::whole_number<std::size_t>(it->at("count"), "shard.count");
       shard.series_fingerprint = it->at("series_fingerprint");
       if (const auto costs = it->find("costs_from"); costs != it->end() && !costs->is_null()) shard.costs_from = costs->get<std::string>();
       for (const auto& p : it->at("plan")) {
-        shard.plan.push_back({{p.at("experiment").get<std::string>(), p.at("family").get<std::string>(), point_from(p)}, p.at("shard").get<std::size_t>()});
+        shard.plan.push_back({{p.at("experiment").get<std::string>(), p.at("family").get<std::string>(), point_from(p)}, outcome::whole_number<std::size_t>(p.at("shard"), "shard.plan.shard")});
         reader.check_folder_name(shard.plan.back().planned.name);
       }
       run.shard = std::move(shard);
     }
   } catch (const json::exception& e) {
-    throw std::runtime_error(fmt::format("{}: malformed: {}", file.string(), e.what()));
+    throw malformed(file, e);
+  } catch (const std::invalid_argument& e) {
+    throw malformed(file, e);
   }
   try {
     read_journal(run);
   } catch (const json::exception& e) {
-    throw std::runtime_error(fmt::format("{}: malformed: {}", journal().string(), e.what()));
+    throw malformed(journal(), e);
+  } catch (const std::invalid_argument& e) {
+    throw malformed(journal(), e);
   }
   return run;
 }
@@ -478,10 +488,12 @@ RunPlan RunDirectory::read_plan() const {
     if (!r.at("filter").is_null()) out.request.filter = r.at("filter").get<std::string>();
     if (!r.at("device").is_null()) out.request.device = r.at("device").get<std::string>();
     if (const auto shard = r.find("shard"); shard != r.end() && !shard->is_null()) out.request.shard = shard->get<std::string>();
-    if (const auto rounds = r.find("rounds"); rounds != r.end() && !rounds->is_null()) out.request.rounds = rounds->get<int>();
+    if (const auto rounds = r.find("rounds"); rounds != r.end() && !rounds->is_null()) out.request.rounds = outcome::whole_number<int>(*rounds, "request.rounds");
     for (const auto& p : j.at("points")) out.points.emplace_back(p.at("name").get<std::string>(), p.at("settings"));
   } catch (const json::exception& e) {
-    throw std::runtime_error(fmt::format("{}: malformed: {}", file.string(), e.what()));
+    throw malformed(file, e);
+  } catch (const std::invalid_argument& e) {
+    throw malformed(file, e);
   }
   return out;
 }

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "outcome/measurement_json.hpp"
 #include "report/run_directory.hpp"
 
 namespace fs = std::filesystem;
@@ -98,5 +99,20 @@ TEST_CASE("results.json written an experiment at a time is the whole run's docum
   run.experiments.clear();
   dir.write_results(run);
   CHECK(dir.read().experiments.empty());
+  fs::remove_all(root);
+}
+
+TEST_CASE("a count beyond what its field holds is a malformed results file, not undefined behaviour (the run_dir fuzzer's finding)") {
+  const auto root = fs::temp_directory_path() / ("expr_unit_results_range_" + std::to_string(::getpid()));
+  fs::remove_all(root);
+  fs::create_directories(root);
+  fs::copy_file(EXPR_SOURCE_DIR "/fuzz/known/run_dir/iteration-count-beyond-int", root / "results.json");
+  CHECK_THROWS_WITH_AS(report::RunDirectory(root).read(), doctest::Contains("results.json: malformed: iterations.traced is 6.666666666666666e+35, not a whole number from -2147483648 to 2147483647"), std::runtime_error);
+  CHECK(outcome::whole_number<int>(nlohmann::json(3.0), "n") == 3);
+  CHECK(outcome::whole_number<std::size_t>(nlohmann::json(4096), "n") == 4096);
+  CHECK_THROWS_AS(outcome::whole_number<int>(nlohmann::json(2147483648.0), "n"), std::invalid_argument);
+  CHECK_THROWS_AS(outcome::whole_number<std::size_t>(nlohmann::json(-1), "n"), std::invalid_argument);
+  CHECK_THROWS_AS(outcome::whole_number<int>(nlohmann::json(1.5), "n"), std::invalid_argument);
+  CHECK_THROWS_AS(outcome::whole_number<std::int64_t>(nlohmann::json(9.3e18), "n"), std::invalid_argument);
   fs::remove_all(root);
 }
