@@ -122,11 +122,24 @@ series::AxisPoint point_from(const json& x) {
   return point;
 }
 
-// What a reader says of a file that is not what expr writes: a JSON error, or a value out of range
-// (outcome::whole_number).
-std::runtime_error malformed(const fs::path& file, const std::exception& e) {
-  return std::runtime_error(fmt::format("{}: malformed: {}", file.string(), e.what()));
+// Runs `read` over the file (or line) `where`, turning what says it is not what expr writes (a JSON
+// error, a value out of range: outcome::whole_number) into one error that names it.
+template <class Read>
+auto reading(const std::string& where, Read&& read) {
+  const auto malformed = [&](const std::exception& e) { return std::runtime_error(fmt::format("{}: malformed: {}", where, e.what())); };
+  try {
+    return read();
+  } catch (const json::exception& e) {
+    throw malformed(e);
+  } catch (const std::invalid_argument& e) {
+    throw malformed(e);
+  }
 }
+
+// A document as text, indented by `indent` (-1: one line). A string that is not UTF-8 (a plugin's
+// fact, log line or guess) is written with U+FFFD in place of the bad bytes: dump() would
+// otherwise throw, and no results would be written at all.
+std::string text(const json& j, int indent) { return j.dump(indent, ' ', false, json::error_handler_t::replace); }
 
 }  // namespace
 
@@ -219,10 +232,6 @@ json experiment_json(const ExperimentResult& e, const RunDirectory& dir) {
   return x;
 }
 
-}  // namespace
-
-namespace {
-
 // Every field of results.json but the experiments' entries ("experiments" is empty).
 json run_without_experiments(const RunResult& run) {
   json j{{"schema", results_schema},
@@ -267,10 +276,6 @@ json run_without_experiments(const RunResult& run) {
   return j;
 }
 
-// A string that is not UTF-8 (a plugin's fact, log line or guess) is written with U+FFFD in place
-// of the bad bytes: dump() would otherwise throw, and no results would be written at all.
-std::string pretty(const json& j) { return j.dump(2, ' ', false, json::error_handler_t::replace); }
-
 }  // namespace
 
 json to_json(const RunResult& run, const RunDirectory& dir) {
@@ -285,11 +290,11 @@ json to_json(const RunResult& run, const RunDirectory& dir) {
 // that, once freed, stay with the process, and every worker forked after copies their page tables.
 // (A JSON string holds no raw newline, so the lines re-indented are the document's own.)
 void RunDirectory::write_results(const RunResult& run) const {
-  auto text = pretty(run_without_experiments(run));
+  auto document = text(run_without_experiments(run), 2);
   if (!run.experiments.empty()) {
     std::string entries;
     for (const auto& e : run.experiments) {
-      auto one = pretty(experiment_json(e, *this));
+      const auto one = text(experiment_json(e, *this), 2);
       entries += entries.empty() ? "\n    " : ",\n    ";
       for (const char c : one) {
         entries += c;
@@ -297,10 +302,10 @@ void RunDirectory::write_results(const RunResult& run) const {
       }
     }
     const std::string empty = "\n  \"experiments\": []";
-    const auto at = text.find(empty);
-    text.replace(at, empty.size(), "\n  \"experiments\": [" + entries + "\n  ]");
+    const auto at = document.find(empty);
+    document.replace(at, empty.size(), "\n  \"experiments\": [" + entries + "\n  ]");
   }
-  util::write_atomically(results(), text + "\n");
+  util::write_atomically(results(), document + "\n");
 }
 
 namespace {
@@ -365,7 +370,7 @@ class ResultReader {
 }  // namespace
 
 void RunDirectory::journal_experiment(const ExperimentResult& e) const {
-  util::append_durably(journal(), experiment_json(e, *this).dump(-1, ' ', false, json::error_handler_t::replace) + "\n");
+  util::append_durably(journal(), text(experiment_json(e, *this), -1) + "\n");
 }
 
 void RunDirectory::retire_journal() const {
@@ -384,13 +389,7 @@ void RunDirectory::read_journal(RunResult& run) const {
     // A record without its newline was cut short by a crash while it was appended: it was never
     // reported done, and is not read.
     if (in.eof()) break;
-    json x;
-    try {
-      x = json::parse(line);
-    } catch (const json::exception& e) {
-      throw std::runtime_error(fmt::format("{}:{}: malformed: {}", journal().string(), number, e.what()));
-    }
-    auto e = reader.experiment(x);
+    auto e = reading(fmt::format("{}:{}", journal().string(), number), [&] { return reader.experiment(json::parse(line)); });
     // Later records are newer: a point run again after its run was resumed replaces the first.
     if (const auto it = at.find(e.measurement.experiment); it != at.end()) run.experiments[it->second] = std::move(e);
     else {
@@ -406,9 +405,9 @@ RunResult RunDirectory::read() const {
   if (fs::is_directory(file, ec)) throw std::runtime_error(fmt::format("{}: is a directory, not a results file", file.string()));
   std::ifstream in(file);
   if (!in) throw std::runtime_error(fmt::format("{}: no results.json here; is this a run directory?", file.string()));
-  RunResult run;
-  run.run_dir = root_;
-  try {
+  auto run = reading(file.string(), [&] {
+    RunResult run;
+    run.run_dir = root_;
     const auto j = json::parse(in);
     const auto schema = j.value("schema", "");
     const bool first = schema == "expr.results/1";
@@ -448,18 +447,9 @@ RunResult RunDirectory::read() const {
       }
       run.shard = std::move(shard);
     }
-  } catch (const json::exception& e) {
-    throw malformed(file, e);
-  } catch (const std::invalid_argument& e) {
-    throw malformed(file, e);
-  }
-  try {
-    read_journal(run);
-  } catch (const json::exception& e) {
-    throw malformed(journal(), e);
-  } catch (const std::invalid_argument& e) {
-    throw malformed(journal(), e);
-  }
+    return run;
+  });
+  read_journal(run);
   return run;
 }
 
@@ -471,15 +461,15 @@ void RunDirectory::write_plan(const RunPlan& plan) const {
                       {"rounds", r.rounds ? json(*r.rounds) : json()}}},
          {"points", json::array()}};
   for (const auto& [name, settings] : plan.points) j["points"].push_back({{"name", name}, {"settings", settings}});
-  util::write_atomically(this->plan(), j.dump(2, ' ', false, json::error_handler_t::replace) + "\n");
+  util::write_atomically(this->plan(), text(j, 2) + "\n");
 }
 
 RunPlan RunDirectory::read_plan() const {
   const auto file = plan();
   std::ifstream in(file);
   if (!in) throw std::runtime_error(fmt::format("{}: missing; only runs started by an expr that writes it can be resumed", file.string()));
-  RunPlan out;
-  try {
+  return reading(file.string(), [&] {
+    RunPlan out;
     const auto j = json::parse(in);
     if (j.value("schema", "") != plan_schema) throw std::runtime_error(fmt::format("schema '{}' is not {}", j.value("schema", ""), plan_schema));
     const auto& r = j.at("request");
@@ -490,12 +480,8 @@ RunPlan RunDirectory::read_plan() const {
     if (const auto shard = r.find("shard"); shard != r.end() && !shard->is_null()) out.request.shard = shard->get<std::string>();
     if (const auto rounds = r.find("rounds"); rounds != r.end() && !rounds->is_null()) out.request.rounds = outcome::whole_number<int>(*rounds, "request.rounds");
     for (const auto& p : j.at("points")) out.points.emplace_back(p.at("name").get<std::string>(), p.at("settings"));
-  } catch (const json::exception& e) {
-    throw malformed(file, e);
-  } catch (const std::invalid_argument& e) {
-    throw malformed(file, e);
-  }
-  return out;
+    return out;
+  });
 }
 
 }  // namespace expr::report
