@@ -3,13 +3,14 @@
 //   expr_bench_fixed_cost SERIES [--rounds N] [--out RUN_DIR] [--expr PATH]
 //
 // In one call, on one machine:
-//  1. the floor, N times: a bare worker forked the way the runner forks its workers
-//     (runner/worker.hpp), from this process, which has loaded the series' plugin libraries the
-//     way `expr run` does (planning the series opens them through the loader); the worker only
-//     creates the device's CUDA context (cudaSetDevice, as an experiment's worker does) and
-//     exits. The floor is fork to context ready;
+//  1. the floor, N times with no other context on the device, then N times beside one held by
+//     another process, as `expr run` holds one while it runs (runner/context_keeper.hpp): a bare
+//     worker forked the way the runner forks its workers (runner/worker.hpp), from this process,
+//     which has loaded the series' plugin libraries the way `expr run` does (planning the series
+//     opens them through the loader); the worker only creates the device's CUDA context
+//     (cudaSetDevice, as an experiment's worker does) and exits. The floor is fork to context ready;
 //  2. `expr run SERIES --out RUN_DIR` (default runs/fixed-cost), timed from outside;
-//  3. the floor N times again, so that drift over the run shows;
+//  3. the floor beside a held context N times again, so that drift over the run shows;
 //  4. from RUN_DIR/results.json, each worker's timeline (outcome::Mark): the fixed cost of each
 //     experiment (its worker forked to its first call) and its parts, against the floor; and the
 //     run's wall time against the sum of its timed and traced phases.
@@ -29,6 +30,7 @@
 
 #include "device/cuda.hpp"
 #include "loader/plugin_library.hpp"
+#include "runner/context_keeper.hpp"
 #include "runner/worker.hpp"
 #include "series/plan.hpp"
 #include "trace/clock.hpp"
@@ -210,10 +212,19 @@ int main(int argc, char** argv) {
     return 2;
   }
 
-  Floor before, after;
-  measure_floor(before, rounds);
+  // The floor is measured as the run's workers meet the device: beside the context that expr run
+  // holds on it while it runs (runner/context_keeper.hpp). Once more without, for what that saves.
+  Floor alone, before, after;
+  measure_floor(alone, rounds);
+  if (alone.unavailable.empty()) {
+    const runner::ContextKeeper keeper(-1);
+    measure_floor(before, rounds);
+  }
   const auto run = run_expr(expr, *series_file, out);
-  if (before.unavailable.empty()) measure_floor(after, rounds);
+  if (alone.unavailable.empty()) {
+    const runner::ContextKeeper keeper(-1);
+    measure_floor(after, rounds);
+  }
   if (run.status < 0 || run.status == 127 || run.status == 2 || run.status == 4) {
     fmt::print(stderr, "{} run {} --out {} exited with {}; see {}.log\n", expr.string(), series_file->string(), out.string(), run.status,
                out.string());
@@ -298,8 +309,8 @@ int main(int argc, char** argv) {
              range(fixed_cost));
   for (const auto* name : {"spawned", "worker", "setup", "cuda context", "device queries", "plugin setup"})
     if (steps.durations.count(name)) fmt::print("  {:<54} {}\n", meaning(name), range(summarize(steps.durations[name])));
-  if (!before.unavailable.empty()) {
-    fmt::print("\nFloor: not measured: {}\n", before.unavailable);
+  if (!alone.unavailable.empty()) {
+    fmt::print("\nFloor: not measured: {}\n", alone.unavailable);
     return 0;
   }
   std::vector<double> all_floor = before.context;
@@ -307,7 +318,9 @@ int main(int argc, char** argv) {
   std::vector<double> all_reaped = before.reaped;
   all_reaped.insert(all_reaped.end(), after.reaped.begin(), after.reaped.end());
   const auto floor = summarize(all_floor);
-  fmt::print("\nFloor, a bare worker forked with the plugins loaded, to its CUDA context ready, {} workers: {}\n", floor.count, range(floor));
+  fmt::print("\nFloor, a bare worker forked with the plugins loaded, to its CUDA context ready, beside a context held by another "
+             "process as during the run, {} workers: {}\n", floor.count, range(floor));
+  fmt::print("  with no other context on the device: {}\n", range(summarize(alone.context)));
   fmt::print("  before the run {}; after it {}\n", range(summarize(before.context)), range(summarize(after.context)));
   fmt::print("  the same workers, fork to reaped: {}\n", range(summarize(all_reaped)));
   fmt::print("\nFixed cost / floor (medians): {:.2f} (goal: at most 1.25)\n", fixed_cost.median / floor.median);

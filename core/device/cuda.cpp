@@ -84,6 +84,12 @@ std::map<std::string, std::string> environment(int device) {
 
 void select(int device) { check(cudaSetDevice(device), "cudaSetDevice"); }
 
+bool shared_by_processes(int device) {
+  int mode = cudaComputeModeDefault;
+  check(cudaDeviceGetAttribute(&mode, cudaDevAttrComputeMode, device), "cudaDeviceGetAttribute");
+  return mode == cudaComputeModeDefault;
+}
+
 void synchronize() { check(cudaDeviceSynchronize(), "cudaDeviceSynchronize"); }
 
 std::string last_error() {

@@ -28,6 +28,9 @@ trace::DeviceProperties properties(int device);
 std::map<std::string, std::string> environment(int device);
 
 void select(int device);
+// Whether other processes may create contexts on the device while this one holds one: false in
+// the exclusive compute modes, where a second process's context is refused.
+bool shared_by_processes(int device);
 void synchronize();                // waits for all work on the current device
 std::string last_error();          // clears the runtime's sticky error state where it can; "" when none
 

@@ -5,14 +5,14 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
-#include <sstream>
+#include <memory>
 #include <utility>
 
 #include "cupti/collector.hpp"
 #include "device/cuda.hpp"
 #include "outcome/measurement_json.hpp"
 #include "runner/cold_trace.hpp"
+#include "runner/context_keeper.hpp"
 #include "runner/context.hpp"
 #include "runner/limits.hpp"
 #include "runner/schedule.hpp"
@@ -167,20 +167,6 @@ outcome::Measurement conclude(const series::ExperimentPlan& e, const Placement& 
   if (fs::exists(files.trace)) m.trace = outcome::TraceSource(files.trace);
   add_worker_marks(m, exit);
   return m;
-}
-
-// In a worker, before anything starts CUDA: it sees only GPU `gpu`, as its device 0, so that a
-// plugin cannot touch a neighbour's GPU. When expr itself was given CUDA_VISIBLE_DEVICES (a Slurm
-// task's GPUs), `gpu` counts within that list.
-void pin_worker(int gpu) {
-  std::string visible = std::to_string(gpu);
-  if (const char* given = std::getenv("CUDA_VISIBLE_DEVICES"); given && *given) {
-    std::vector<std::string> listed;
-    std::stringstream list(given);
-    for (std::string item; std::getline(list, item, ',');) listed.push_back(item);
-    if (static_cast<std::size_t>(gpu) < listed.size()) visible = listed[static_cast<std::size_t>(gpu)];
-  }
-  ::setenv("CUDA_VISIBLE_DEVICES", visible.c_str(), 1);
 }
 
 // One experiment in flight, and what its workers need to know of it.
@@ -364,7 +350,7 @@ class SeriesRun {
     };
     pool_.start(
         [pinned = state.pinned, job = std::move(job)](Channel& channel) {
-          if (pinned >= 0) pin_worker(pinned);
+          if (pinned >= 0) pin_to_gpu(pinned);
           job(channel);
         },
         {e.name + suffix, e.timeout, log, listen,
@@ -421,6 +407,12 @@ void run_series(const series::Plan& plan, const DeviceProbe& probe, const RunOpt
   const std::size_t slots = options.gpus.empty() ? std::max<std::size_t>(options.workers, 1) : options.gpus.size();
   int most_rounds = 1;
   for (const auto& e : plan.experiments) most_rounds = std::max(most_rounds, e.iterations.rounds);
+  // A context held on each GPU in use while the run lasts, so that its workers create theirs sooner.
+  std::vector<std::unique_ptr<ContextKeeper>> keepers;
+  if (std::any_of(jobs.begin(), jobs.end(), [&](const Job& job) { return devices[job.experiment] == Device::cuda; })) {
+    if (options.gpus.empty()) keepers.push_back(std::make_unique<ContextKeeper>(-1));
+    for (const int gpu : options.gpus) keepers.push_back(std::make_unique<ContextKeeper>(gpu));
+  }
   SeriesRun(options, observer, slots, std::move(jobs), most_rounds).run(plan, devices);
 }
 

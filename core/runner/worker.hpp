@@ -121,6 +121,11 @@ class WorkerPool {
 // In a worker: whether the parent asked it to stop (SIGTERM).
 bool stop_requested();
 
+// In a worker, before anything starts CUDA: it sees only GPU `gpu`, as its device 0, so that a
+// plugin cannot touch a neighbour's GPU. When expr itself was given CUDA_VISIBLE_DEVICES (a Slurm
+// task's GPUs), `gpu` counts within that list.
+void pin_to_gpu(int gpu);
+
 // Runs one job in a worker and waits for it.
 WorkerExit run_in_worker(const std::function<void(Channel&)>& job, WorkerOptions options);
 
