@@ -3,8 +3,8 @@
 checked in: series files (tests/series, experiments, recorded runs, and the series written inline
 in the end-to-end tests), guesses (from those series, docs/expectations.md and the plugins), native
 trace files and results.json of the recorded runs (tests/data); a few series that sweep with
-range(), pow2() and --axis at ordinary sizes, so that mutations (and the words of
-fuzz/series.dict) reach the generators; and the inputs that found something, kept in
+range(), pow2() and --axis at ordinary sizes and at the edge of 64-bit integers, so that mutations
+(and the words of fuzz/series.dict) reach the generators; and the inputs that found something, kept in
 fuzz/known/TARGET/. The run_dir target starts from the results.json seeds.
 
     fuzz/seeds.py OUT_DIR      # makes OUT_DIR/{series,expect,trace,results,run_dir}/, one file per seed
@@ -39,10 +39,13 @@ def series_texts():
 
 def generator_texts():
     """Sweeps written with each generator, in the file and as --axis lines (series_fuzz.cpp reads
-    lines starting with "# --axis "), with ordinary bounds."""
-    for axis in ("pow2(256, 8192)", "range(512, 8192, 512)", "[1, 2, 4]"):
+    lines starting with "# --axis "), with ordinary bounds and with bounds at the edge of the
+    64-bit integers the generators count in (a few values each, valid as they stand), so that one
+    digit's mutation takes a generator past the edge."""
+    edges = ("pow2(1, 4611686018427387903)", "range(9223372036854775800, 9223372036854775807, 1)")
+    for axis in ("pow2(256, 8192)", "range(512, 8192, 512)", "[1, 2, 4]", *edges):
         yield f"series: sweep\nexperiments:\n  - name: sums\n    plugin: faulty\n    axes:\n      size: {axis}\n"
-    for option in ("size=pow2(1,64)", "size=range(1,9,2)", "size=1,2,3"):
+    for option in ("size=pow2(1,64)", "size=range(1,9,2)", "size=1,2,3", *(f"size={axis.replace(' ', '')}" for axis in edges)):
         yield f"# --axis {option}\nseries: sweep\nexperiments:\n  - {{name: sums, plugin: faulty}}\n"
 
 

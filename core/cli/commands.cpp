@@ -33,7 +33,7 @@ std::vector<expect::CompiledSweepGuess> compile_sweep_guesses(const std::vector<
   std::vector<expect::CompiledSweepGuess> out;
   for (const auto& [family, spec] : specs) {
     std::vector<std::string> axes;
-    const auto first = std::find_if(points.begin(), points.end(), [&](const auto& p) { return p.family == family; });
+    const auto first = std::find_if(points.begin(), points.end(), [&family = family](const auto& p) { return p.family == family; });
     if (first != points.end())
       for (const auto& [axis, value] : first->point) axes.push_back(axis);
     if (auto g = expect::compile_sweep_guess(spec, family, axes, families, problems)) out.push_back(std::move(*g));
@@ -195,11 +195,11 @@ void print_ending(const report::RunDirectory& dir, const std::vector<NextStep>& 
   for (const auto& step : next) fmt::print("  # {}\n  {}\n", step.why, step.command);
 }
 
-int show(const fs::path& run_dir, const std::string& program) {
+int show(const fs::path& run_dir, const std::string& program, bool all) {
   try {
     const report::RunDirectory dir(run_dir);
     const auto run = dir.read();
-    fmt::print("{}", report::terminal_report(run, ::isatty(STDOUT_FILENO)));
+    fmt::print("{}", report::terminal_report(run, ::isatty(STDOUT_FILENO), all ? run.experiments.size() : report::listed_at_most));
     const auto with_result = std::count_if(run.experiments.begin(), run.experiments.end(),
                                            [](const auto& e) { return report::has_result(e.measurement); });
     // A run that ended has finished set; one that stopped before (kill -9, a reboot), or is still

@@ -72,7 +72,7 @@ experiments:
 TEST_CASE("replaying the H200 series 3 run with hardware counters reaches its verdicts, the counters joined to their kernels") {
   const auto [recorded, replayed] = replay("series3_counters", "series3-counters-h200");
   same_verdicts(recorded, replayed, true);
-  const auto verdict = [&](const char* name, const char* check) {
+  const auto verdict = [&replayed = replayed](const char* name, const char* check) {
     return e2e::guess(experiment(replayed, name), check).at("verdict").get<std::string>();
   };
   // Flash's 12.5% theoretical occupancy is what the warps achieve, and its SMs are busy far beyond
@@ -97,7 +97,7 @@ TEST_CASE("replaying the H200 series 3 run with experiments/series3.yaml reaches
   const auto [recorded, replayed] = replay("series3", "series3-h200", EXPR_SOURCE_DIR "/experiments/series3.yaml");
   same_verdicts(recorded, replayed);
   // A few of the findings, spelled out: what the series saw on the A100 and the H200 does not show.
-  const auto verdict = [&](const char* name, const char* check) {
+  const auto verdict = [&replayed = replayed](const char* name, const char* check) {
     return e2e::guess(experiment(replayed, name), check).at("verdict").get<std::string>();
   };
   CHECK(verdict("naive", "copies(kind=DtoD) == 1") == "confirmed");

@@ -84,7 +84,9 @@ void check_first_kept(const nlohmann::json& results) {
 }  // namespace
 
 TEST_CASE("Ctrl-C or SIGTERM stops the run: finished results kept, the rest interrupted, no process left") {
-  for (const auto& [signal, signal_name] : {std::pair{SIGINT, "SIGINT"}, std::pair{SIGTERM, "SIGTERM"}}) {
+  for (const auto& sent : {std::pair{SIGINT, "SIGINT"}, std::pair{SIGTERM, "SIGTERM"}}) {
+    const int signal = sent.first;
+    const char* const signal_name = sent.second;  // not a structured binding: CAPTURE takes it into a lambda
     for (const std::string second : {"busy", "hung"}) {
       CAPTURE(signal_name);
       CAPTURE(second);
