@@ -131,7 +131,8 @@ int calibrate(const CalibrateArgs& args);
 int validate(const std::filesystem::path& series, const std::vector<std::string>& axes);
 int list(const std::vector<std::filesystem::path>& extra_dirs);
 // `program` is how expr was called, for the command that resumes an incomplete run.
-int show(const std::filesystem::path& run_dir, const std::string& program);
+// all: every experiment in the report, however many (report::listed_at_most otherwise).
+int show(const std::filesystem::path& run_dir, const std::string& program, bool all);
 // The shell command that resumes the run in `run_dir`.
 std::string resume_command(const std::string& program, const std::filesystem::path& run_dir);
 // A word for the shell: as it is when it needs no quoting, else in single quotes.

@@ -7,6 +7,7 @@
 
 #include "cli/commands.hpp"
 #include "report/run_result.hpp"
+#include "report/summary.hpp"
 #include "util/log.hpp"
 #include "util/text.hpp"
 
@@ -194,7 +195,11 @@ int main(int argc, char** argv) {
   std::filesystem::path show_dir;
   auto* show_cmd = app.add_subcommand("show", "print the report of a run; for one that stopped before its end, how to resume it");
   show_cmd->add_option("run_dir", show_dir, "run directory")->required();
-  show_cmd->footer("Examples:\n  expr show runs/series3-20261201-010000\n  expr show tests/data/series3-h200");
+  bool show_all = false;
+  show_cmd->add_flag("--all", show_all,
+                     fmt::format("list every experiment; past {}, only those that need a look (failed, a guess not confirmed, a timing warning)",
+                                 expr::report::listed_at_most));
+  show_cmd->footer("Examples:\n  expr show runs/series3-20261201-010000\n  expr show tests/data/series3-h200\n  expr show --all runs/sweep-nightly");
 
   std::filesystem::path replay_dir;
   std::optional<std::filesystem::path> replay_series, replay_out;
@@ -315,7 +320,7 @@ int main(int argc, char** argv) {
   }
   if (*validate_cmd) return expr::cli::validate(validate_file, validate_axes);
   if (*list_cmd) return expr::cli::list(plugin_dirs);
-  if (*show_cmd) return expr::cli::show(show_dir, argv[0]);
+  if (*show_cmd) return expr::cli::show(show_dir, argv[0], show_all);
   if (*replay_cmd) return expr::cli::replay(replay_dir, replay_series, replay_out, replay_force, argv[0]);
   if (*merge_cmd) return expr::cli::merge(merge_dirs, merge_out, merge_mixed, merge_force);
   if (*slurm_cmd) return expr::cli::slurm(slurm);

@@ -480,20 +480,29 @@ std::string html_report(const RunResult& run, const std::vector<Plot>& plots) {
     out += "</table></div>\n</section>\n";
   }
 
-  out += "<section id=\"guesses\">\n<h2>Guess vs trace</h2>\n<div class=\"scroll\"><table>\n"
+  // A sweep of thousands of points lists the experiments that need a look; the plots above cover
+  // every point, and results.json and summary.md hold every one.
+  const auto [brief, listed, needing_a_look] = listing(run, listed_at_most);
+  const auto not_listed =
+      brief ? fmt::format("<p class=\"meta\">Of {} experiments, {}; the other {} ran with every guess confirmed and are not listed here "
+                          "(every one is in <code>results.json</code> and <code>summary.md</code>, and <code>expr show --all</code> lists "
+                          "them).</p>\n",
+                          run.experiments.size(), escape(needing_a_look_line(listed.size(), needing_a_look)), run.experiments.size() - needing_a_look)
+            : std::string();
+  out += "<section id=\"guesses\">\n<h2>Guess vs trace</h2>\n" + not_listed + "<div class=\"scroll\"><table>\n"
          "<tr><th></th><th>experiment</th><th>guess</th><th>observed</th><th>guessed</th><th>evidence</th><th>from</th></tr>\n";
-  for (const auto& e : run.experiments)
-    for (const auto& g : e.guesses) {
+  for (const auto* e : listed)
+    for (const auto& g : e->guesses) {
       out += fmt::format(R"(<tr class="{}"><td class="mark">{}</td><td>{}</td><td><code>{}</code>{}</td>)", row_class(g), mark_of(g),
-                         escape(e.measurement.experiment), escape(g.spec.check), g.spec.required ? " (required)" : "");
+                         escape(e->measurement.experiment), escape(g.spec.check), g.spec.required ? " (required)" : "");
       out += guess_cells_tail(g) + "</tr>\n";
     }
   out += "</table></div>\n</section>\n";
 
-  out += "<section id=\"experiments\">\n<h2>Experiments side by side</h2>\n" + table_html(comparison_table(run));
+  out += "<section id=\"experiments\">\n<h2>Experiments side by side</h2>\n" + not_listed + table_html(comparison_table(listed));
   std::string reasons;
-  for (const auto& e : run.experiments) {
-    const auto& m = e.measurement;
+  for (const auto* e : listed) {
+    const auto& m = e->measurement;
     if (!m.reason.empty())
       reasons += fmt::format("<li><code>{}</code> {}: {}</li>\n", escape(m.experiment), escape(std::string(outcome::to_string(m.status))),
                              escape(m.reason));

@@ -83,16 +83,22 @@ std::string observed_and_guessed(const JudgedGuess& x) {
 }  // namespace
 
 Table comparison_table(const RunResult& run) {
+  std::vector<const ExperimentResult*> all;
+  for (const auto& e : run.experiments) all.push_back(&e);
+  return comparison_table(all);
+}
+
+Table comparison_table(const std::vector<const ExperimentResult*>& experiments) {
   // The figures' columns are named as guesses name them (`expr metrics`), so that a column read in
   // the table can be written in a guess as it stands.
   Table t{{"experiment", "device", "status", "guesses", "gpu_time", "host_time", "first_call", "tflops", "rel_error", "kernels", "copies",
            "memsets", "kernel", "kernel.occupancy", "kernel.achieved_occupancy", "kernel.launch_api"},
           {}};
-  for (const auto& e : run.experiments) {
-    const auto& m = e.measurement;
+  for (const auto* e : experiments) {
+    const auto& m = e->measurement;
     const bool ran = m.status == outcome::Status::ok;
     t.rows.push_back({m.experiment, ran ? (m.device == Device::cuda ? "cuda" : "cpu") : "—", std::string(outcome::to_string(m.status)),
-                      guesses_cell(e), cell(m, {"gpu_time", {}, ""}), cell(m, {"host_time", {}, ""}), cell(m, {"first_call", {}, ""}),
+                      guesses_cell(*e), cell(m, {"gpu_time", {}, ""}), cell(m, {"host_time", {}, ""}), cell(m, {"first_call", {}, ""}),
                       cell(m, {"tflops", {}, ""}), cell(m, {"rel_error", {}, ""}), cell(m, {"kernels", {}, ""}), cell(m, {"copies", {}, ""}),
                       cell(m, {"memsets", {}, ""}), clip(analysis::short_kernel_name(cell(m, {"kernel", {}, "name"})), 40),
                       cell(m, {"kernel", {}, "occupancy"}), cell(m, {"kernel", {}, "achieved_occupancy"}), cell(m, {"kernel", {}, "launch_api"})});
@@ -106,20 +112,42 @@ Table comparison_table(const RunResult& run) {
   return t;
 }
 
-std::string terminal_report(const RunResult& run, bool color) {
+std::string needing_a_look_line(std::size_t listed, std::size_t needing_a_look) {
+  return fmt::format("{} experiment{} need{} a look (failed, a guess not confirmed, a timing warning){}", needing_a_look, needing_a_look == 1 ? "" : "s",
+                     needing_a_look == 1 ? "s" : "", listed < needing_a_look ? fmt::format(", the first {} listed", listed) : "");
+}
+
+Listing listing(const RunResult& run, std::size_t at_most) {
+  Listing l;
+  l.brief = run.experiments.size() > at_most;
+  for (const auto& e : run.experiments) {
+    const bool needs_a_look = e.measurement.status != outcome::Status::ok || !e.measurement.timing_warning.empty() ||
+                              std::any_of(e.guesses.begin(), e.guesses.end(),
+                                          [](const auto& x) { return !x.judgement || x.judgement->verdict != expect::Verdict::confirmed; });
+    l.needing_a_look += needs_a_look;
+    if ((!l.brief || needs_a_look) && l.listed.size() < at_most) l.listed.push_back(&e);
+  }
+  return l;
+}
+
+std::string terminal_report(const RunResult& run, bool color, std::size_t at_most) {
   const auto paint = [color](const std::string& mark) -> std::string {
     if (!color) return mark;
     if (mark == "✓") return "\033[32m✓\033[0m";
     if (mark == "✗") return "\033[31m✗\033[0m";
     return "\033[33m" + mark + "\033[0m";
   };
+  const auto [brief, listed, needing_a_look] = listing(run, at_most);
   std::string out = fmt::format("\n{} — {} experiments — {}\n\n", run.series, run.experiments.size(), run.run_dir.string());
-  out += comparison_table(run).text("  ", terminal_width, 1);
-  for (const auto& e : run.experiments) {
-    const auto& m = e.measurement;
+  if (brief)
+    out += fmt::format("  {}; the other {} ran with every guess confirmed (`expr show --all` lists every one)\n\n", needing_a_look_line(listed.size(), needing_a_look),
+                       run.experiments.size() - needing_a_look);
+  if (!listed.empty()) out += comparison_table(listed).text("  ", terminal_width, 1);
+  for (const auto* e : listed) {
+    const auto& m = e->measurement;
     out += fmt::format("\n{} ({}, {}): {}{}\n", m.experiment, m.plugin, m.device == Device::cuda ? "cuda" : "cpu",
                        outcome::to_string(m.status), m.reason.empty() ? "" : " — " + m.reason);
-    for (const auto& x : e.guesses)
+    for (const auto& x : e->guesses)
       out += fmt::format("  {} {}  →  {}\n", paint(verdict_mark(x)), x.spec.check, observed_and_guessed(x));
   }
   if (!run.sweep_guesses.empty()) out += "\nsweeps:\n";
@@ -134,16 +162,19 @@ std::string terminal_report(const RunResult& run, bool color) {
     out += fmt::format("      observed {}, guessed {}\n      evidence: {}\n", s.guess.judgement->observed, s.guess.judgement->guessed,
                        s.guess.judgement->evidence);
   }
-  for (const auto& e : run.experiments)
-    for (const auto& x : e.guesses) {
+  for (const auto* e : listed)
+    for (const auto& x : e->guesses) {
       if (!x.judgement || x.judgement->verdict != expect::Verdict::contradicted) continue;
       const auto& j = *x.judgement;
-      out += fmt::format("  {} {}: {}{}  [{}]\n", paint("✗"), e.measurement.experiment, x.spec.check, x.spec.required ? " (required)" : "", where(x));
+      out += fmt::format("  {} {}: {}{}  [{}]\n", paint("✗"), e->measurement.experiment, x.spec.check, x.spec.required ? " (required)" : "", where(x));
       out += fmt::format("      observed {}, guessed {}\n", j.observed, j.guessed);
       if (!j.evidence.empty()) out += fmt::format("      evidence: {}\n", j.evidence);
       for (const auto& c : j.caveats) out += fmt::format("      caveat: {}\n", c);
       if (!x.spec.why.empty()) out += fmt::format("      the guess: {}\n", x.spec.why);
     }
+  if (brief && listed.size() < needing_a_look)
+    out += fmt::format("  (the guesses of {} more experiments that need a look are not listed: `expr show --all`)\n",
+                       needing_a_look - listed.size());
   return out;
 }
 
