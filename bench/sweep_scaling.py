@@ -4,16 +4,16 @@
 Runs a one-axis sweep of the `waiter` test plugin (every point busy-waits the same 10 us, so every
 point costs the same work) of N points for each N given, serially with one timing round, and reads
 each experiment's timeline from results.json (outcome::Mark: "spawned" just before the parent
-forks the worker, "ended" once its result is in):
+asks for the worker, "ended" once its result is in):
 
   between workers  the parent's own time from one worker's "ended" to the next one's "spawned":
                    its bookkeeping per finished point (files written, guesses judged)
-  spawn to ended   one worker's life as the parent sees it: the fork, the plugin's load, the
-                   timing, the result sent back
+  spawn to ended   one worker's life as the parent sees it: its fork (by the launcher,
+                   runner/launcher.hpp), the plugin's load, the timing, the result sent back
 
 Prints the median of each over the first and the last 100 points, their ratio (1.0 is a sweep that
 scales), the wall time per point, and the parent's peak memory (the largest resident set among
-expr and the workers it waited for, which are forks of it).
+expr, its launcher and the workers it waited for).
 
   python3 bench/sweep_scaling.py [--expr BUILD/bin/expr] [--plugins BUILD/tests/plugins/lib]
                                  [--out DIR] [N ...]            (default N: 100 1000 10000)

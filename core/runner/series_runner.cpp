@@ -14,6 +14,7 @@
 #include "runner/cold_trace.hpp"
 #include "runner/context_keeper.hpp"
 #include "runner/context.hpp"
+#include "runner/launcher.hpp"
 #include "runner/limits.hpp"
 #include "runner/schedule.hpp"
 #include "runner/worker.hpp"
@@ -123,6 +124,40 @@ void timing_round_job(Channel& channel, const series::ExperimentPlan& e, const P
   channel.send(j);
 }
 
+// The kinds of worker an experiment has: the one that measures it, the one that traces its cold
+// call, and each later timing round.
+enum class WorkerKind { measure, cold_trace, timing_round };
+
+// A worker's job as the launcher can make it again from what it was forked with: which
+// experiment, which of its workers, the GPU it is pinned to (-1: none), where its files go.
+nlohmann::json describe(std::size_t experiment, WorkerKind kind, int pinned, const ExperimentFiles& files) {
+  return {{"experiment", experiment},
+          {"kind", static_cast<int>(kind)},
+          {"pinned", pinned},
+          {"files", {files.trace.string(), files.log.string(), files.cold_trace.string(), files.cold_log.string()}}};
+}
+
+// The job a description stands for, in the parent or in the launcher, from the run's plan and each
+// experiment's device.
+std::function<void(Channel&)> job_for(const series::Plan& plan, const std::vector<Device>& devices, const nlohmann::json& description) {
+  const auto i = description.at("experiment").get<std::size_t>();
+  const auto& e = plan.experiments.at(i);
+  const Placement in_worker{devices.at(i), 0};  // as the worker sees it: a pinned GPU is its device 0
+  const auto kind = static_cast<WorkerKind>(description.at("kind").get<int>());
+  const int pinned = description.at("pinned").get<int>();
+  const auto& paths = description.at("files");
+  const ExperimentFiles files{paths.at(0).get<std::string>(), paths.at(1).get<std::string>(), paths.at(2).get<std::string>(),
+                              paths.at(3).get<std::string>()};
+  return [&e, in_worker, kind, pinned, files](Channel& channel) {
+    if (pinned >= 0) pin_to_gpu(pinned);
+    switch (kind) {
+      case WorkerKind::measure: return experiment_job(channel, e, in_worker, files);
+      case WorkerKind::cold_trace: return cold_trace_job(channel, e, in_worker, files);
+      case WorkerKind::timing_round: return timing_round_job(channel, e, in_worker);
+    }
+  };
+}
+
 // A timing round as the parent knows it once its worker is gone.
 outcome::Measurement conclude_round(const series::ExperimentPlan& e, const WorkerExit& exit, const std::string& last_phase,
                                     const std::string& error, const fs::path& log) {
@@ -171,6 +206,7 @@ outcome::Measurement conclude(const series::ExperimentPlan& e, const Placement& 
 
 // One experiment in flight, and what its workers need to know of it.
 struct Running {
+  std::size_t index = 0;  // in the plan
   const series::ExperimentPlan* plan = nullptr;
   Placement placement;  // as the run names it (the GPU as expr was given it)
   Placement in_worker;  // as the worker sees it
@@ -196,24 +232,27 @@ struct Running {
 // experiment's rounds follow each other in its slot, on its GPU.
 class SeriesRun {
  public:
-  SeriesRun(const RunOptions& options, RunObserver& observer, std::size_t slots, std::vector<Job> jobs, int most_rounds)
-      : options_(options), observer_(observer), staggered_(slots == 1),
+  SeriesRun(const series::Plan& plan, const std::vector<Device>& devices, const RunOptions& options, RunObserver& observer, std::size_t slots,
+            std::vector<Job> jobs, int most_rounds, Launcher& launcher)
+      : plan_(plan), devices_(devices), options_(options), observer_(observer), staggered_(slots == 1),
         spacing_(std::clamp<std::size_t>((jobs.size() + static_cast<std::size_t>(most_rounds) - 1) / static_cast<std::size_t>(most_rounds), 1, 16)),
-        schedule_(slots, std::move(jobs)) {}
+        schedule_(slots, std::move(jobs)) {
+    pool_.launch_through(&launcher);
+  }
 
-  void run(const series::Plan& plan, const std::vector<Device>& devices) {
+  void run() {
     while (schedule_.waiting() || pool_.running() > 0 || !waiting_.empty()) {
-      if (options_.interrupts) act_on_interrupts(plan);
+      if (options_.interrupts) act_on_interrupts();
       // With one slot, one worker at a time, and a round whose turn has come before the next experiment.
       const bool slot_free = !staggered_ || pool_.running() == 0;
       if (slot_free && !(staggered_ && take_due_round()))
-        while (const auto start = schedule_.next()) measure(plan.experiments[start->job.experiment], devices[start->job.experiment], start->slot);
+        while (const auto start = schedule_.next()) measure(start->job.experiment, start->slot);
       pool_.wait(options_.interrupts ? options_.interrupts->wake_fd() : -1);
     }
   }
 
  private:
-  void act_on_interrupts(const series::Plan& plan) {
+  void act_on_interrupts() {
     options_.interrupts->drain();
     const int now = std::min(options_.interrupts->count(), 2);
     if (now > interrupts_seen_) {
@@ -223,7 +262,7 @@ class SeriesRun {
     }
     if (interrupts_seen_ == 0) return;
     for (const auto& job : schedule_.take_waiting()) {
-      auto m = skipped(plan.experiments[job.experiment], "not started: the run was interrupted");
+      auto m = skipped(plan_.experiments[job.experiment], "not started: the run was interrupted");
       m.status = outcome::Status::interrupted;
       observer_.finished(std::move(m));
     }
@@ -235,12 +274,15 @@ class SeriesRun {
     }
   }
 
-  void measure(const series::ExperimentPlan& e, Device device, std::size_t slot) {
+  void measure(std::size_t index, std::size_t slot) {
+    const auto& e = plan_.experiments[index];
+    const auto device = devices_[index];
     // With --gpus, a CUDA experiment's worker sees only its slot's GPU, as its device 0; the run
     // names that GPU as it was given.
     const int pinned = device == Device::cuda && !options_.gpus.empty() ? options_.gpus[slot] : -1;
     auto& state = running_[e.name];
     state = Running{};
+    state.index = index;
     state.plan = &e;
     state.placement = {device, std::max(pinned, 0)};
     state.in_worker = {device, 0};
@@ -248,8 +290,7 @@ class SeriesRun {
     state.slot = slot;
     state.files = options_.files(e.name);
     observer_.started(e, state.placement);
-    start_worker(state, "", state.files.log, [&e, &state](Channel& channel) { experiment_job(channel, e, state.in_worker, state.files); },
-                 [this, &state](WorkerExit exit) { measured(state, exit); });
+    start_worker(state, WorkerKind::measure, "", state.files.log, [this, &state](WorkerExit exit) { measured(state, exit); });
   }
 
   void measured(Running& state, const WorkerExit& exit) {
@@ -274,9 +315,7 @@ class SeriesRun {
   }
 
   void trace_cold(Running& state, outcome::Measurement measured) {
-    const auto& e = *state.plan;
-    start_worker(state, " (cold trace)", state.files.cold_log,
-                 [&e, &state](Channel& channel) { cold_trace_job(channel, e, state.in_worker, state.files); },
+    start_worker(state, WorkerKind::cold_trace, " (cold trace)", state.files.cold_log,
                  [this, &state, measured = std::move(measured)](WorkerExit exit) mutable {
                    auto cold = conclude_cold_trace(*state.plan, state.in_worker, state.files, exit, state.error);
                    record_gpu(state, cold);
@@ -309,10 +348,8 @@ class SeriesRun {
   }
 
   void take_round(Running& state, outcome::Measurement measured, int number) {
-    const auto& e = *state.plan;
     const auto log = state.files.round_log(number);
-    start_worker(state, fmt::format(" (timing round {})", number), log,
-                 [&e, &state](Channel& channel) { timing_round_job(channel, e, state.in_worker); },
+    start_worker(state, WorkerKind::timing_round, fmt::format(" (timing round {})", number), log,
                  [this, &state, number, log, measured = std::move(measured)](WorkerExit exit) mutable {
                    state.later_rounds.push_back(conclude_round(*state.plan, exit, state.last_phase, state.error, log));
                    next_round(state, std::move(measured), number + 1);
@@ -332,8 +369,7 @@ class SeriesRun {
     if (state.placement.device == Device::cuda) m.environment["gpu_index"] = std::to_string(state.placement.index);
   }
 
-  void start_worker(Running& state, const std::string& suffix, const fs::path& log, std::function<void(Channel&)> job,
-                    std::function<void(WorkerExit)> on_exit) {
+  void start_worker(Running& state, WorkerKind kind, const std::string& suffix, const fs::path& log, std::function<void(WorkerExit)> on_exit) {
     state.error.clear();
     const auto& e = *state.plan;
     // Progress and logs of the experiment's workers, as they arrive.
@@ -348,17 +384,14 @@ class SeriesRun {
         state.memory_exhausted = true;
       }
     };
-    pool_.start(
-        [pinned = state.pinned, job = std::move(job)](Channel& channel) {
-          if (pinned >= 0) pin_to_gpu(pinned);
-          job(channel);
-        },
-        {e.name + suffix, e.timeout, log, listen,
-         [&state, on_exit = std::move(on_exit)](WorkerExit exit) {
-           state.worker_seconds += static_cast<double>(exit.ended - exit.spawned) * 1e-9;
-           on_exit(std::move(exit));
-         },
-         e.memory});
+    const auto description = describe(state.index, kind, state.pinned, state.files);
+    pool_.start(job_for(plan_, devices_, description),
+                {e.name + suffix, e.timeout, log, listen,
+                 [&state, on_exit = std::move(on_exit)](WorkerExit exit) {
+                   state.worker_seconds += static_cast<double>(exit.ended - exit.spawned) * 1e-9;
+                   on_exit(std::move(exit));
+                 },
+                 e.memory, description});
   }
 
   // An experiment measured, waiting for its next timing round's turn.
@@ -369,6 +402,8 @@ class SeriesRun {
     std::size_t due;  // its turn: once this many experiments have been measured
   };
 
+  const series::Plan& plan_;
+  const std::vector<Device>& devices_;
   const RunOptions& options_;
   RunObserver& observer_;
   bool staggered_;          // one slot: later rounds spread over the run
@@ -413,7 +448,9 @@ void run_series(const series::Plan& plan, const DeviceProbe& probe, const RunOpt
     if (options.gpus.empty()) keepers.push_back(std::make_unique<ContextKeeper>(-1));
     for (const int gpu : options.gpus) keepers.push_back(std::make_unique<ContextKeeper>(gpu));
   }
-  SeriesRun(options, observer, slots, std::move(jobs), most_rounds).run(plan, devices);
+  // Workers forked from a process as small as this one is now, whatever the run holds by its end.
+  Launcher launcher([&plan, &devices](const nlohmann::json& description) { return job_for(plan, devices, description); });
+  SeriesRun(plan, devices, options, observer, slots, std::move(jobs), most_rounds, launcher).run();
 }
 
 }  // namespace expr::runner

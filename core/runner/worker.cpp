@@ -21,6 +21,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "runner/launcher.hpp"
 #include "runner/limits.hpp"
 #include "trace/clock.hpp"
 #include "util/log.hpp"
@@ -132,10 +133,21 @@ int kill_group_and_reap(pid_t pid) {
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
+  // What the worker started and left behind becomes this process's child while a launcher makes
+  // it the subreaper: those of the group that are gone are reaped here, not left as zombies.
+  while (::waitpid(-pid, nullptr, WNOHANG) > 0) {
+  }
   return status;
 }
 
 }  // namespace
+
+void run_worker(pid_t parent, const sigset_t& mask, int message_fd, int output_fd, const std::optional<std::uint64_t>& memory_limit,
+                const std::function<void(Channel&)>& job) {
+  become_worker(parent, mask);
+  if (memory_limit) limit_memory(*memory_limit, message_fd);
+  child(job, message_fd, output_fd);
+}
 
 bool stop_requested() { return stop_asked != 0; }
 
@@ -185,33 +197,44 @@ void WorkerPool::start(const std::function<void(Channel&)>& job, WorkerOptions o
     ::close(fds[1]);
     throw std::runtime_error(std::string("cannot create a pipe: ") + std::strerror(error));
   }
-  std::fflush(nullptr);
   const auto spawned = trace::now();
-  // The parent's SIGINT and SIGTERM handlers must not run in the child before it has its own.
-  sigset_t stop_signals, mask;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
-  ::sigprocmask(SIG_BLOCK, &stop_signals, &mask);
-  const pid_t parent = ::getpid();
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    become_worker(parent, mask);
-    ::close(fds[0]);
-    ::close(output[0]);
-    if (options.memory_limit) limit_memory(*options.memory_limit, fds[1]);
-    child(job, fds[1], output[1]);
+  pid_t pid = -1;
+  if (launcher_ && launcher_->running() && !options.description.is_null()) {
+    try {
+      pid = launcher_->spawn(options.description, fds[1], output[1], options.memory_limit);
+    } catch (const std::exception& e) {
+      if (launcher_->running()) {
+        for (const int fd : {fds[0], fds[1], output[0], output[1]}) ::close(fd);
+        throw;
+      }
+      log::warn("{}: expr forks the run's workers itself from now on", e.what());
+    }
   }
-  const int fork_error = errno;
-  ::sigprocmask(SIG_SETMASK, &mask, nullptr);
+  if (pid < 0) {
+    std::fflush(nullptr);
+    // The parent's SIGINT and SIGTERM handlers must not run in the child before it has its own.
+    sigset_t stop_signals, mask;
+    sigemptyset(&stop_signals);
+    sigaddset(&stop_signals, SIGINT);
+    sigaddset(&stop_signals, SIGTERM);
+    ::sigprocmask(SIG_BLOCK, &stop_signals, &mask);
+    const pid_t parent = ::getpid();
+    pid = ::fork();
+    if (pid == 0) {
+      ::close(fds[0]);
+      ::close(output[0]);
+      run_worker(parent, mask, fds[1], output[1], options.memory_limit, job);
+    }
+    const int fork_error = errno;
+    ::sigprocmask(SIG_SETMASK, &mask, nullptr);
+    if (pid < 0) {
+      for (const int fd : {fds[0], fds[1], output[0], output[1]}) ::close(fd);
+      throw std::runtime_error(std::string("cannot start a worker process: ") + std::strerror(fork_error));
+    }
+    ::setpgid(pid, pid);
+  }
   ::close(fds[1]);
   ::close(output[1]);
-  if (pid < 0) {
-    ::close(fds[0]);
-    ::close(output[0]);
-    throw std::runtime_error(std::string("cannot start a worker process: ") + std::strerror(fork_error));
-  }
-  ::setpgid(pid, pid);
   Worker w;
   w.pid = pid;
   w.output_fd = output[0];

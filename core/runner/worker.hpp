@@ -11,6 +11,7 @@
 // measured so far; one that does not stop is killed.
 #pragma once
 
+#include <signal.h>
 #include <sys/types.h>
 
 #include <chrono>
@@ -67,7 +68,12 @@ struct WorkerOptions {
   // about 130 ms on the H200); it is reaped later, so the next worker's start overlaps it.
   std::function<void(WorkerExit)> on_exit{};
   std::optional<std::uint64_t> memory_limit{};              // bytes of host memory (runner/limits.hpp); none: no limit
+  // The job as the pool's launcher knows it (runner/launcher.hpp); null: the job is forked from
+  // this process.
+  nlohmann::json description{};
 };
+
+class Launcher;
 
 class WorkerPool {
  public:
@@ -76,7 +82,10 @@ class WorkerPool {
   WorkerPool(const WorkerPool&) = delete;
   WorkerPool& operator=(const WorkerPool&) = delete;
 
-  // Forks a child that runs `job` and exits. Throws std::runtime_error when no process can be made.
+  // Workers whose options describe their job are forked by `launcher` while it runs.
+  void launch_through(Launcher* launcher) { launcher_ = launcher; }
+  // Starts a child that runs `job` and exits: forked here, or by the launcher from the job's
+  // description. Throws std::runtime_error when no process can be made.
   void start(const std::function<void(Channel&)>& job, WorkerOptions options);
   std::size_t running() const { return workers_.size(); }
   // Blocks until some child has said something or ended (or a timeout came due, or `wake_fd`
@@ -116,7 +125,15 @@ class WorkerPool {
 
   std::map<int, Worker> workers_;  // by the read end of the child's pipe
   std::vector<pid_t> exiting_;     // ended with their result, not reaped yet
+  Launcher* launcher_ = nullptr;
 };
+
+// The start of every worker process, whoever forked it (WorkerPool, Launcher), with SIGINT and
+// SIGTERM still blocked: its own process group, its signal handlers, its death with `parent`, its
+// memory limit; then `job` with signal mask `mask`, its messages to `message_fd` and its stdout and
+// stderr to `output_fd`. Never returns.
+[[noreturn]] void run_worker(pid_t parent, const sigset_t& mask, int message_fd, int output_fd, const std::optional<std::uint64_t>& memory_limit,
+                             const std::function<void(Channel&)>& job);
 
 // In a worker: whether the parent asked it to stop (SIGTERM).
 bool stop_requested();
