@@ -4,7 +4,8 @@
   check_outputs.py SCHEMAS_DIR ROOT...
 
 Every results.json under the roots against schemas/expr.results-2.schema.json (JSON Schema
-2020-12, with Debian's python3-jsonschema), and every junit.xml against schemas/junit.xsd with
+2020-12, with Debian's python3-jsonschema), every across.json (`expr across --json`) against
+schemas/expr.across-1.schema.json, and every junit.xml against schemas/junit.xsd with
 xmllint (Debian's libxml2-utils), its counts against its own test cases. First it shows that both
 validators reject what they must, so a pass means something. Exits non-zero on any problem.
 """
@@ -57,8 +58,14 @@ def junit_problems(xsd, file):
     return problems
 
 
-def self_check(validator, xsd, sample):
-    """Both validators must reject a broken file, or their passes prove nothing."""
+def self_check(validator, across_validator, xsd, sample, across_sample):
+    """The validators must reject a broken file, or their passes prove nothing."""
+    broken = copy.deepcopy(across_sample)
+    broken["guesses"].append({"subject": "x", "check": "y", "required": False, "differs": "yes", "runs": [None, None]})
+    assert results_problems(across_validator, broken), "the across schema accepts a guess whose differs is not a boolean"
+    broken = copy.deepcopy(across_sample)
+    broken["runs"] = broken["runs"][:1]
+    assert results_problems(across_validator, broken), "the across schema accepts a view of one run"
     broken = copy.deepcopy(sample)
     broken["experiments"][0]["status"] = "fine"
     assert results_problems(validator, broken), "the schema accepts an unknown status"
@@ -89,26 +96,34 @@ def main():
     schema = json.loads((schemas / "expr.results-2.schema.json").read_text())
     jsonschema.Draft202012Validator.check_schema(schema)
     validator = jsonschema.Draft202012Validator(schema)
+    across_schema = json.loads((schemas / "expr.across-1.schema.json").read_text())
+    jsonschema.Draft202012Validator.check_schema(across_schema)
+    across_validator = jsonschema.Draft202012Validator(across_schema)
     xsd = schemas / "junit.xsd"
 
     results = sorted(f for root in roots for f in root.rglob("results.json"))
+    views = sorted(f for root in roots for f in root.rglob("across.json"))
     junits = sorted(f for root in roots for f in root.rglob("junit.xml"))
-    if not results or not junits:
-        print(f"found {len(results)} results.json and {len(junits)} junit.xml under {', '.join(map(str, roots))}: nothing to check")
+    if not results or not views or not junits:
+        print(f"found {len(results)} results.json, {len(views)} across.json and {len(junits)} junit.xml under {', '.join(map(str, roots))}: "
+              "nothing to check")
         return 1
-    documents = {file: json.loads(file.read_text()) for file in results}
-    self_check(validator, xsd, next(d for d in documents.values() if d.get("experiments")))
+    documents = {file: (validator, json.loads(file.read_text())) for file in results}
+    documents.update({file: (across_validator, json.loads(file.read_text())) for file in views})
+    self_check(validator, across_validator, xsd, next(d for v, d in documents.values() if v is validator and d.get("experiments")),
+               documents[views[0]][1])
 
     failed = 0
-    for file, document in documents.items():
-        for p in results_problems(validator, document):
+    for file, (checker, document) in documents.items():
+        for p in results_problems(checker, document):
             print(f"{file}: {p}")
             failed += 1
     for file in junits:
         for p in junit_problems(xsd, file):
             print(f"{file}: {p}")
             failed += 1
-    print(f"{len(results)} results.json against schemas/expr.results-2.schema.json, {len(junits)} junit.xml against "
+    print(f"{len(results)} results.json against schemas/expr.results-2.schema.json, {len(views)} across.json against "
+          f"schemas/expr.across-1.schema.json, {len(junits)} junit.xml against "
           f"schemas/junit.xsd: {failed} problem{'' if failed == 1 else 's'}")
     return 1 if failed else 0
 

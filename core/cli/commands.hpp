@@ -191,4 +191,13 @@ struct CompareArgs {
 };
 int compare(const CompareArgs& args);
 
+struct AcrossArgs {
+  std::vector<std::string> runs;  // run directories or history references, @each-machine among them
+  std::optional<std::filesystem::path> history;
+  std::string series;        // for references when the history holds several series and no directory names one
+  std::size_t reference = 1;  // the run ratios are taken to, counting from 1 in the order given
+  std::optional<std::filesystem::path> json, html;  // also write the view here
+};
+int across(const AcrossArgs& args);
+
 }  // namespace expr::cli

@@ -1,4 +1,5 @@
-// `expr history` (the runs recorded, one experiment's timing over them) and `expr compare`, with
+// `expr history` (the runs recorded, one experiment's timing over them), `expr compare` and `expr
+// across`, with
 // what `expr run --baseline` and `expr calibrate` share with them: the history's place, the gate's
 // options, a run named by directory or reference.
 #include <fmt/format.h>
@@ -8,6 +9,7 @@
 #include <cstdlib>
 
 #include "cli/commands.hpp"
+#include "history/across.hpp"
 #include "history/compare.hpp"
 #include "history/store.hpp"
 #include "report/table.hpp"
@@ -188,6 +190,53 @@ int compare(const CompareArgs& args) {
     }
   }
   return comparison.regression() ? regression : ok;
+}
+
+int across(const AcrossArgs& args) {
+  history::Across view;
+  try {
+    std::optional<history::Store> store;
+    const auto file = args.history.value_or(default_history());
+    const bool references = std::any_of(args.runs.begin(), args.runs.end(), [](const std::string& r) { return r.starts_with("@"); });
+    if (references) {
+      if (!fs::exists(file)) throw std::runtime_error(fmt::format("{}: no history here to resolve references in (--history PATH)", file.string()));
+      store.emplace(file);
+      note_migration(*store);
+    }
+    // Directories first: the series they name is the one the references are resolved in.
+    std::vector<std::optional<history::RunRecord>> loaded(args.runs.size());
+    auto series = args.series;
+    for (std::size_t i = 0; i < args.runs.size(); ++i)
+      if (!args.runs[i].starts_with("@")) {
+        loaded[i] = load_run(args.runs[i], nullptr, "");
+        if (series.empty()) series = loaded[i]->series;
+      }
+    if (series.empty() && store) {
+      const auto names = store->series_names();
+      if (names.size() != 1) throw std::runtime_error(fmt::format("the history holds {} series; say which with --series NAME", names.size()));
+      series = names.front();
+    }
+    std::vector<history::RunRecord> runs;
+    for (std::size_t i = 0; i < args.runs.size(); ++i) {
+      if (loaded[i]) runs.push_back(std::move(*loaded[i]));
+      else if (args.runs[i] == "@each-machine")
+        for (const auto& id : store->newest_on_each_machine(series)) runs.push_back(*store->load(id));
+      else runs.push_back(load_run(args.runs[i], &*store, series));
+    }
+    view = history::across(runs, args.reference - 1);
+  } catch (const std::exception& e) {  // a reference that names no run, runs of two series, a damaged file
+    log::error("{}", e.what());
+    return bad_input;
+  }
+  fmt::print("{}", history::terminal_text(view, ::isatty(STDOUT_FILENO)));
+  try {
+    if (args.json) util::write_atomically(*args.json, history::to_json(view).dump(2) + "\n");
+    if (args.html) util::write_atomically(*args.html, history::html(view));
+  } catch (const std::exception& e) {
+    log::error("{}", e.what());
+    return cannot_write;
+  }
+  return ok;
 }
 
 }  // namespace expr::cli

@@ -297,6 +297,18 @@ int main(int argc, char** argv) {
   compare_cmd->footer("Examples:\n  expr compare runs/series3-a runs/series3-b\n  expr compare @last-good @last --markdown comparison.md\n"
                       "Runs of different series, or with no experiment in common, are refused (exit 2); exit 5 is a regression.");
 
+  expr::cli::AcrossArgs across;
+  auto* across_cmd = app.add_subcommand("across", "runs of one series from several machines side by side: each guess's verdict and each experiment's figures per run");
+  across_cmd->add_option("runs", across.runs, "run directories or history references (@last:H200, @last-good:EPYC, @ID, @each-machine)")->required();
+  across_cmd->add_option("--history", across.history, "history database for references (default: $EXPR_HISTORY, else runs/history.sqlite)");
+  across_cmd->add_option("--series", across.series, "the series, when every run is a reference and the history holds several");
+  across_cmd->add_option("--reference", across.reference, "the run that ratios are taken to, counting from 1 in the order given (default 1)")
+      ->check(CLI::PositiveNumber);
+  across_cmd->add_option("--json", across.json, "also write the view as JSON (schema expr.across/1) to this file");
+  across_cmd->add_option("--html", across.html, "also write the view as a page with plots to this file");
+  across_cmd->footer("Examples:\n  expr across runs/series3-a100 runs/series3-h200 --html across.html\n  expr across @each-machine --series series3\n"
+                     "  expr across @last:H100 @last:H200 --reference 2\nRuns of different series are refused (exit 2).");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -331,6 +343,7 @@ int main(int argc, char** argv) {
   }
   if (*new_series_cmd) return expr::cli::new_series(new_name, series_plugin, new_dir);
   if (*compare_cmd) return expr::cli::compare(compare);
+  if (*across_cmd) return expr::cli::across(across);
   if (*calibrate_cmd) return expr::cli::calibrate(calibrate);
   if (*history_cmd) return expr::cli::history(history);
   return expr::cli::bad_input;

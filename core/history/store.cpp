@@ -458,7 +458,11 @@ WallTimes Store::wall_times(const std::string& series, const std::vector<std::st
 
 std::string Store::resolve(const std::string& reference, const std::string& series) {
   if (!reference.starts_with("@")) throw std::runtime_error(fmt::format("'{}' is not a history reference (@last, @last~N, @last-good, @ID)", reference));
-  const auto name = reference.substr(1);
+  const auto colon = reference.find(':');
+  const auto name = reference.substr(1, colon == std::string::npos ? std::string::npos : colon - 1);
+  const auto machine = colon == std::string::npos ? std::string() : reference.substr(colon + 1);
+  if (colon != std::string::npos && machine.empty())
+    throw std::runtime_error(fmt::format("'{}': write a part of the machine after the colon, e.g. @last:H200", reference));
   std::size_t skip = 0;
   bool good = false;
   if (name == "last-good") {
@@ -472,17 +476,33 @@ std::string Store::resolve(const std::string& reference, const std::string& seri
       throw std::runtime_error(fmt::format("'{}': write @last~N with a whole number N", reference));
     }
   } else if (name != "last") {
+    if (!machine.empty()) throw std::runtime_error(fmt::format("'{}': @ID names one run already; a machine applies to @last, @last~N and @last-good", reference));
     Statement s(db_, "SELECT id FROM runs WHERE id = ?1");
     s.bind(1, name);
     if (!s.step()) throw std::runtime_error(fmt::format("{}: no run with id '{}' in the history", db_.file().string(), name));
     return name;
   }
-  Statement s(db_, fmt::format("SELECT id FROM runs WHERE series = ?1 AND finished != ''{} ORDER BY started DESC, rowid DESC LIMIT 1 OFFSET ?2",
-                               good ? " AND experiments_failed = 0 AND required_failed = 0 AND coalesce(gate, 'passed') = 'passed'" : ""));
+  Statement s(db_, fmt::format("SELECT id FROM runs WHERE series = ?1 AND finished != ''{}{} ORDER BY started DESC, rowid DESC LIMIT 1 OFFSET ?2",
+                               good ? " AND experiments_failed = 0 AND required_failed = 0 AND coalesce(gate, 'passed') = 'passed'" : "",
+                               machine.empty() ? "" : " AND instr(lower(machine), lower(?3)) > 0"));
   s.bind(1, series).bind(2, static_cast<std::int64_t>(skip));
+  if (!machine.empty()) s.bind(3, machine);
   if (!s.step())
-    throw std::runtime_error(fmt::format("{}: no {}run of series '{}' to stand for {}", db_.file().string(), good ? "good " : "", series, reference));
+    throw std::runtime_error(fmt::format("{}: no {}run of series '{}'{} to stand for {}", db_.file().string(), good ? "good " : "", series,
+                                         machine.empty() ? "" : fmt::format(" on a machine matching '{}'", machine), reference));
   return s.text(0);
+}
+
+std::vector<std::string> Store::newest_on_each_machine(const std::string& series) {
+  Statement s(db_,
+              "SELECT id FROM runs r WHERE series = ?1 AND finished != '' AND NOT EXISTS (SELECT 1 FROM runs n WHERE n.series = r.series "
+              "AND n.machine = r.machine AND n.finished != '' AND (n.started > r.started OR (n.started = r.started AND n.rowid > r.rowid))) "
+              "ORDER BY started, rowid");
+  s.bind(1, series);
+  std::vector<std::string> out;
+  while (s.step()) out.push_back(s.text(0));
+  if (out.empty()) throw std::runtime_error(fmt::format("{}: no finished run of series '{}' to stand for @each-machine", db_.file().string(), series));
+  return out;
 }
 
 std::vector<Store::MetricPoint> Store::metric_over_time(const std::string& series, const std::string& identity, const std::string& metric,

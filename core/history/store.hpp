@@ -75,8 +75,13 @@ class Store {
   //   @last-good the newest run in which no experiment failed, no required guess failed, and
   //              whose gate (when it was run against a baseline) passed
   //   @ID        the run with that id (any series)
+  // The first three take a machine after a colon, "@last:H200": only runs whose machine (the
+  // fingerprint of record.hpp: GPU, driver, CUDA runtime, CPU) holds that text, in any case, count.
   // Throws std::runtime_error saying what was looked for when there is none.
   std::string resolve(const std::string& reference, const std::string& series);
+  // @each-machine: the newest finished run of `series` on each machine, the oldest of them first.
+  // Throws std::runtime_error when there is none.
+  std::vector<std::string> newest_on_each_machine(const std::string& series);
 
   // One experiment's metric over the runs of a series, oldest first.
   struct MetricPoint {

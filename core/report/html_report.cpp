@@ -416,7 +416,10 @@ std::string guess_cells_tail(const JudgedGuess& g) {
                      escape(j->evidence), why, escape(where(g)));
 }
 
-std::string table_html(const Table& t) {
+
+}  // namespace
+
+std::string html_table(const Table& t) {
   std::string out = "<div class=\"scroll\"><table>\n<tr>";
   for (const auto& h : t.header) out += "<th>" + escape(h) + "</th>";
   out += "</tr>\n";
@@ -428,14 +431,16 @@ std::string table_html(const Table& t) {
   return out + "</table></div>\n";
 }
 
-}  // namespace
+std::string html_page(const std::string& title, const std::string& body) {
+  return fmt::format(
+      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+      "<title>{}</title>\n<style>{}</style>\n</head>\n<body>\n{}</body>\n</html>\n",
+      escape(title), style_sheet, body);
+}
 
 std::string html_report(const RunResult& run, const std::vector<Plot>& plots) {
   const auto t = tally(run);
-  std::string out = fmt::format(
-      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-      "<title>{} — expr report</title>\n<style>{}</style>\n</head>\n<body>\n<header>\n<h1>{}</h1>\n",
-      escape(run.series), style_sheet, escape(run.series));
+  std::string out = fmt::format("<header>\n<h1>{}</h1>\n", escape(run.series));
   if (!run.description.empty()) out += "<p class=\"description\">" + escape(run.description) + "</p>\n";
   const auto env = [&](const char* key) { const auto it = run.environment.find(key); return it == run.environment.end() ? std::string() : it->second; };
   out += fmt::format("<p class=\"meta\">Run <code>{}</code> of <code>{}</code>, started {}, {}; expr <code>{}</code>{}.</p>\n", escape(run.id),
@@ -499,7 +504,7 @@ std::string html_report(const RunResult& run, const std::vector<Plot>& plots) {
     }
   out += "</table></div>\n</section>\n";
 
-  out += "<section id=\"experiments\">\n<h2>Experiments side by side</h2>\n" + not_listed + table_html(comparison_table(listed));
+  out += "<section id=\"experiments\">\n<h2>Experiments side by side</h2>\n" + not_listed + html_table(comparison_table(listed));
   std::string reasons;
   for (const auto* e : listed) {
     const auto& m = e->measurement;
@@ -514,8 +519,8 @@ std::string html_report(const RunResult& run, const std::vector<Plot>& plots) {
   out += "</section>\n<section id=\"environment\">\n<h2>Environment</h2>\n";
   Table environment{{"key", "value"}, {}};
   for (const auto& [k, v] : run.environment) environment.rows.push_back({k, v});
-  out += table_html(environment) + "</section>\n</body>\n</html>\n";
-  return out;
+  out += html_table(environment) + "</section>\n";
+  return html_page(run.series + " — expr report", out);
 }
 
 }  // namespace expr::report

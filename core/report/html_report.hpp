@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "report/run_result.hpp"
+#include "report/table.hpp"
 
 namespace expr::report {
 
@@ -26,5 +27,10 @@ std::vector<Plot> sweep_plots(const RunResult& run);
 
 // The page, with `plots` inlined.
 std::string html_report(const RunResult& run, const std::vector<Plot>& plots);
+
+// A whole page in report.html's style, `body` its content: for other pages made of runs (`expr across`).
+std::string html_page(const std::string& title, const std::string& body);
+// A table, its cells escaped, scrolling sideways when it is wider than the page.
+std::string html_table(const Table& t);
 
 }  // namespace expr::report

@@ -2,6 +2,7 @@
 // test plugin in a real SQLite file, and `expr history`, `expr compare` and the gate read them back.
 // A slowdown is injected by making the plugin wait 20% longer; a structural change by its
 // `extra_copy`, which copies a buffer inside a range of its own and leaves the timing as it was.
+// `expr across` sets recorded runs of tests/data side by side.
 #include <doctest/doctest.h>
 #include <sqlite3.h>
 
@@ -444,4 +445,40 @@ TEST_CASE("an experiment of the baseline missing from the candidate fails the ga
   CHECK(has(o.out, "missing: v: in the baseline, not in the candidate"));
   CHECK(has(slurp(dir / "gated" / "junit.xml"), "<failure message=\"missing from the candidate\">"));
   CHECK(has(slurp(dir / "gated" / "summary.md"), "- missing: v: in the baseline, not in the candidate"));
+}
+
+TEST_CASE("across shows runs of one series side by side, the differing verdicts first, as text, JSON and a page") {
+  const auto dir = e2e::scratch("across");
+  const auto data = fs::path(EXPR_SOURCE_DIR) / "tests" / "data";
+  auto o = e2e::expr(dir, "across " + (data / "series3-h200").string() + " " + (data / "series3-counters-h200").string() +
+                              " --json across.json --html across.html");
+  INFO(o.all());
+  CHECK(o.exit_code == 0);
+  CHECK(has(o.out, "series3: 2 runs side by side, ratios to run 1"));
+  CHECK(has(o.out, "NVIDIA H200 · driver 580.159.04 · CUDA 13.0 · LibTorch 2.11.0 · cuDNN 9.19.0"));
+  CHECK(has(o.out, "What differs in their environments"));
+  CHECK(has(o.out, "expr_revision"));
+  CHECK(has(o.out, "Guesses: 7 of 84 differ between the runs"));
+  // The first guess listed is one that differs.
+  const auto guesses = o.out.find("Guesses:");
+  REQUIRE(guesses != std::string::npos);
+  CHECK(o.out.find("≠", guesses) < o.out.find("= ", o.out.find("experiment", guesses)));
+  const auto view = e2e::read_json(dir / "across.json");
+  CHECK(view.at("schema") == "expr.across/1");
+  CHECK(view.at("guesses").at(0).at("differs") == true);
+  CHECK(view.at("guesses").at(0).at("runs").at(0).is_null());
+  const auto page = e2e::read_text(dir / "across.html");
+  CHECK(has(page, "<h1>series3 across 2 runs</h1>"));
+  CHECK(has(page, "<svg"));
+
+  // Runs of two series, one run, a reference without a history: refused, each with one message.
+  o = e2e::expr(dir, "across " + (data / "series3-h200").string() + " " + (data / "cuda-probe-h200").string());
+  CHECK(o.exit_code == 2);
+  CHECK(has(o.err, "of series 'cuda_probe': side by side shows runs of one series"));
+  o = e2e::expr(dir, "across " + (data / "series3-h200").string());
+  CHECK(o.exit_code == 2);
+  CHECK(has(o.err, "side by side needs two runs or more; 1 given"));
+  o = e2e::expr(dir, "across @each-machine " + (data / "series3-h200").string() + " --history none.sqlite");
+  CHECK(o.exit_code == 2);
+  CHECK(has(o.err, "none.sqlite: no history here"));
 }
