@@ -267,7 +267,7 @@ std::string terminal_text(const Across& a, bool color) {
   out += bold(environment_line(a)) + "\n";
   if (!a.environment.empty()) out += "\n" + environment_table(a, 40).text("  ") + "\n";
   out += bold(guesses_line(a)) + "\n";
-  if (!a.guesses.empty()) out += "\n" + guesses_table(a, 60).text("  ", 200, 3) + "\n";
+  if (!a.guesses.empty()) out += "\n" + guesses_table(a, 32).text("  ", 200, 3) + "\n";
   out += bold(fmt::format("Experiments: {}, each timing a median, its ratio to run {} in brackets", a.experiments.size(), a.reference + 1)) + "\n\n";
   out += experiments_table(a, 40).text("  ", 200, 1);
   return out;

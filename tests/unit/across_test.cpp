@@ -98,3 +98,54 @@ TEST_CASE("side by side refuses what is not one series in two runs or more") {
   CHECK_THROWS_WITH_AS(history::across({plain, recorded("cuda-probe-h200")}, 0), doctest::Contains("of series 'cuda_probe'"), history::Incomparable);
   CHECK_THROWS_WITH_AS(history::across({plain, recorded("series3-counters-h200")}, 2), doctest::Contains("there are 2 runs"), history::Incomparable);
 }
+
+TEST_CASE("the CPU series on two machines: their hardware and software differences first, host times as ratios") {
+  const auto epyc = recorded("cpu-series-epyc"), xeon = recorded("cpu-series-xeon");
+  const auto a = history::across({epyc, xeon}, 0);
+  CHECK(a.runs[0].machine == "AMD EPYC · LibTorch 1.13.0");
+  // The GPU machine's CPU ran it; the machine is named by its GPU, and its CPU is in the table.
+  CHECK(a.runs[1].machine == "NVIDIA H200 · driver 580.159.04 · CUDA 13.0 · LibTorch 2.11.0");
+  REQUIRE(row(a, "cpu"));
+  CHECK(row(a, "cpu")->kind == history::EnvironmentKind::hardware);
+  CHECK(row(a, "cpu")->values == std::vector<std::string>{"AMD EPYC", "Intel(R) Xeon(R) Processor"});
+  REQUIRE(row(a, "libtorch"));
+  CHECK(row(a, "libtorch")->kind == history::EnvironmentKind::software);
+  CHECK(row(a, "libtorch")->values == std::vector<std::string>{"1.13.0", "2.11.0"});
+  CHECK(a.environment.front().kind == history::EnvironmentKind::hardware);
+  // The clone of the out-of-place masked_fill shows on both machines: no verdict differs, the
+  // observed op counts do (LibTorch 1.13 dispatches far more ops).
+  CHECK(a.differing() == 0);
+  const auto fewer_ops = std::find_if(a.guesses.begin(), a.guesses.end(), [](const auto& g) { return g.check == "ops < naive.ops"; });
+  REQUIRE(fewer_ops != a.guesses.end());
+  CHECK(fewer_ops->cells[0]->observed != fewer_ops->cells[1]->observed);
+  const auto& naive = experiment(a, "naive");
+  REQUIRE(naive.cells[0]->host_time);
+  REQUIRE(naive.cells[1]->host_time);
+  CHECK(!naive.cells[0]->gpu_time);
+  CHECK(!a.ratio(naive, 1, "gpu_time"));
+  CHECK(a.ratio(naive, 1, "host_time") == doctest::Approx(*naive.cells[1]->host_time / *naive.cells[0]->host_time));
+}
+
+TEST_CASE("the history names the newest run on each machine, and a run by a part of its machine") {
+  const auto file = fs::temp_directory_path() / ("expr-across-history-" + std::to_string(::getpid()) + ".sqlite");
+  fs::remove(file);
+  const auto epyc = recorded("cpu-series-epyc"), xeon = recorded("cpu-series-xeon");
+  {
+    history::Store store(file);
+    for (const auto& run : {epyc, xeon, recorded("series3-h200")}) {
+      store.begin_run(run);
+      for (const auto& e : run.experiments) store.record_experiment(run.id, e);
+      store.finish_run(run);
+    }
+    CHECK(store.newest_on_each_machine("cpu_masked_fill") == std::vector<std::string>{epyc.id, xeon.id});
+    CHECK(store.newest_on_each_machine("series3").size() == 1);
+    CHECK_THROWS_WITH(store.newest_on_each_machine("nothing"), doctest::Contains("no finished run of series 'nothing'"));
+    CHECK(store.resolve("@last", "cpu_masked_fill") == xeon.id);
+    CHECK(store.resolve("@last:epyc", "cpu_masked_fill") == epyc.id);
+    CHECK(store.resolve("@last-good:H200", "cpu_masked_fill") == xeon.id);
+    CHECK_THROWS_WITH(store.resolve("@last:A100", "cpu_masked_fill"), doctest::Contains("on a machine matching 'A100'"));
+    CHECK_THROWS_WITH(store.resolve("@last:", "cpu_masked_fill"), doctest::Contains("write a part of the machine after the colon"));
+    CHECK_THROWS_WITH(store.resolve("@" + epyc.id + ":H200", "cpu_masked_fill"), doctest::Contains("names one run already"));
+  }
+  fs::remove(file);
+}
