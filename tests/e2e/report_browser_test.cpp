@@ -1,5 +1,6 @@
-// report.html in a real browser: `expr replay` draws the report of the recorded H200 attention
-// sweep, and Debian's headless chromium opens it. A copy of the page with a script added measures
+// report.html and the page of `expr across` in a real browser: `expr replay` draws the report of
+// the recorded H200 attention sweep, `expr across` the two recorded series-3 runs, and Debian's
+// headless chromium opens them. A copy of the page with a script added measures
 // what the browser laid out (each plot's size, the length of each line it drew, what it hit-tests
 // at a marker) and writes it into the page, which chromium's --dump-dom prints. Without chromium the
 // test says so and ctest counts it as skipped (tests/e2e/CMakeLists.txt); CI installs it
@@ -87,6 +88,55 @@ constexpr const char* probe = R"(<script>
 </script>
 )";
 
+// A page that opens offline: nothing that loads another file, and links only within the page.
+void check_offline(const std::string& html) {
+  for (const char* loads : {"<script", "<link", "<img", "<iframe", "<object", "<embed", " src=", "url(", "@import"})
+    CHECK_MESSAGE(html.find(loads) == std::string::npos, loads);
+  std::size_t links = 0;
+  for (std::size_t at = 0; (at = html.find("href=\"", at)) != std::string::npos; ++at, ++links) CHECK(html.compare(at + 6, 1, "#") == 0);
+  CHECK(links > 0);
+}
+
+// `html` with `script` added, opened in chromium; what the script left in <pre id="probe">.
+nlohmann::json probe_in_browser(const fs::path& browser, std::string html, const std::string& script, const fs::path& dir) {
+  html.insert(html.rfind("</body>"), script);
+  e2e::write(dir, "probe.html", html);
+  const auto dom = dump_dom(browser, dir / "probe.html", dir);
+  const auto begin = dom.find("<pre id=\"probe\">");
+  REQUIRE_MESSAGE(begin != std::string::npos, "the probe did not run; the DOM was:\n" << dom.substr(0, 2000));
+  const auto start = begin + std::string("<pre id=\"probe\">").size();
+  return nlohmann::json::parse(dom.substr(start, dom.find("</pre>", start) - start));
+}
+
+// Measured in the browser on the page of `expr across`: its plots and what they show, its guesses.
+constexpr const char* across_probe = R"(<script>
+(() => {
+  const r = {plots: 0, laid_out: 0, markers: 0, hit: 0, guess_rows: 0, first_mark: ''};
+  for (const svg of document.querySelectorAll('svg.expr-plot')) {
+    ++r.plots;
+    const box = svg.getBoundingClientRect();
+    if (box.width > 400 && box.height > 250) ++r.laid_out;
+    const markers = svg.querySelectorAll('g.point > :last-child');
+    r.markers += markers.length;
+    const m = markers[0];
+    if (m) {
+      m.scrollIntoView({block: 'center'});
+      const b = m.getBoundingClientRect();
+      const at = document.elementFromPoint(b.x + b.width / 2, b.y + b.height / 2);
+      if (at && svg.contains(at)) ++r.hit;
+    }
+  }
+  const rows = [...document.querySelectorAll('#guesses tr')].slice(1);
+  r.guess_rows = rows.length;
+  r.first_mark = rows.length ? rows[0].cells[0].textContent : '';
+  const pre = document.createElement('pre');
+  pre.id = 'probe';
+  pre.textContent = JSON.stringify(r);
+  document.body.appendChild(pre);
+})();
+</script>
+)";
+
 }  // namespace
 
 TEST_CASE("report.html of the recorded H200 attention sweep shows its plots and tables in headless chromium") {
@@ -103,25 +153,13 @@ TEST_CASE("report.html of the recorded H200 attention sweep shows its plots and 
   REQUIRE(fs::exists(page));
   const auto html = slurp(page);
 
-  // One file that opens offline: nothing that loads another file, and links only within the page.
-  for (const char* loads : {"<script", "<link", "<img", "<iframe", "<object", "<embed", " src=", "url(", "@import"})
-    CHECK_MESSAGE(html.find(loads) == std::string::npos, loads);
-  std::size_t links = 0;
-  for (std::size_t at = 0; (at = html.find("href=\"", at)) != std::string::npos; ++at, ++links) CHECK(html.compare(at + 6, 1, "#") == 0);
-  CHECK(links > 0);
+  check_offline(html);
   // The plots as files too, the same drawing as inlined.
   const auto device_bf16 = dir / "out" / "plots" / "seq-gpu_time-dtype_bf16.svg";
   REQUIRE(fs::exists(device_bf16));
   CHECK(html.find(slurp(device_bf16)) != std::string::npos);
 
-  auto probed = html;
-  probed.insert(probed.rfind("</body>"), probe);
-  e2e::write(dir, "probe.html", probed);
-  const auto dom = dump_dom(*browser, dir / "probe.html", dir);
-  const auto begin = dom.find("<pre id=\"probe\">");
-  REQUIRE_MESSAGE(begin != std::string::npos, "the probe did not run; the DOM was:\n" << dom.substr(0, 2000));
-  const auto start = begin + std::string("<pre id=\"probe\">").size();
-  const auto r = nlohmann::json::parse(dom.substr(start, dom.find("</pre>", start) - start));
+  const auto r = probe_in_browser(*browser, html, probe, dir);
   INFO("measured in chromium: " << r.dump());
   // Along seq, for bf16 and fp16: device time, host time, TFLOP/s, GB/s and the main kernel's occupancy.
   CHECK(r.at("plots") == 10);
@@ -148,4 +186,28 @@ TEST_CASE("report.html of the recorded H200 attention sweep shows its plots and 
   std::size_t guesses = 0;
   for (const auto& e : recorded.at("experiments")) guesses += e2e::guesses(e).size();
   CHECK(r.at("guess_rows") == guesses);
+}
+
+TEST_CASE("the page of expr across shows the runs' plots and their guesses, those that differ first, in headless chromium") {
+  const auto browser = chromium();
+  if (!browser) {
+    std::cout << "SKIPPED: chromium is not installed (scripts/install-deps installs Debian's chromium); the across page was not opened in a browser\n";
+    return;
+  }
+  const auto dir = e2e::scratch("across_browser");
+  const auto o = e2e::expr(dir, "across " EXPR_SOURCE_DIR "/tests/data/series3-h200 " EXPR_SOURCE_DIR "/tests/data/series3-counters-h200 --html across.html");
+  INFO(o.all());
+  REQUIRE(o.exit_code == 0);
+  const auto html = slurp(dir / "across.html");
+  check_offline(html);
+  const auto r = probe_in_browser(*browser, html, across_probe, dir);
+  INFO("measured in chromium: " << r.dump());
+  // gpu_time and host_time per experiment, and each over run 1's: four plots, every one laid out.
+  CHECK(r.at("plots") == 4);
+  CHECK(r.at("laid_out") == 4);
+  CHECK(r.at("hit") == 4);
+  // Seven experiments, two runs, on each plot.
+  CHECK(r.at("markers") == 4 * 7 * 2);
+  CHECK(r.at("guess_rows") == 84);
+  CHECK(r.at("first_mark") == "≠");
 }
