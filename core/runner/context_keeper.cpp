@@ -4,10 +4,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
-#include <sys/wait.h>
 #include <unistd.h>
-
-#include <cerrno>
 
 #include "device/cuda.hpp"
 #include "runner/worker.hpp"
@@ -39,10 +36,7 @@ ContextKeeper::ContextKeeper(int gpu) {
 }
 
 ContextKeeper::~ContextKeeper() {
-  if (pid_ < 0) return;
-  ::kill(pid_, SIGKILL);
-  while (::waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {
-  }
+  if (pid_ >= 0) kill_and_reap(pid_);
 }
 
 }  // namespace expr::runner

@@ -117,11 +117,7 @@ Launcher::Launcher(Jobs jobs) {
   if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0) return;
   // The parent's SIGINT and SIGTERM handlers must not run in the launcher, nor in a worker before
   // it has its own: both stay blocked there, and each worker restores `mask`.
-  sigset_t stop_signals, mask;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
-  ::sigprocmask(SIG_BLOCK, &stop_signals, &mask);
+  const auto mask = block_stop_signals();
   const pid_t parent = ::getpid();
   std::fflush(nullptr);
   const pid_t pid = ::fork();
@@ -148,14 +144,15 @@ Launcher::Launcher(Jobs jobs) {
   ::prctl(PR_SET_CHILD_SUBREAPER, 1);
 }
 
-Launcher::~Launcher() {
+Launcher::~Launcher() { end(); }
+
+void Launcher::end() {
   if (socket_ >= 0) ::close(socket_);
-  if (pid_ > 0) {
-    ::kill(pid_, SIGKILL);
-    while (::waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {
-    }
-    ::prctl(PR_SET_CHILD_SUBREAPER, was_subreaper_);
-  }
+  socket_ = -1;
+  if (pid_ <= 0) return;
+  kill_and_reap(pid_);
+  pid_ = -1;
+  ::prctl(PR_SET_CHILD_SUBREAPER, was_subreaper_);
 }
 
 pid_t Launcher::spawn(const nlohmann::json& description, int message_fd, int output_fd, const std::optional<std::uint64_t>& memory_limit) {
@@ -183,13 +180,7 @@ pid_t Launcher::spawn(const nlohmann::json& description, int message_fd, int out
     }
   if (n != static_cast<ssize_t>(sizeof answer)) {
     // The launcher died (or was killed): the run goes on with workers forked by the parent.
-    ::close(socket_);
-    socket_ = -1;
-    ::kill(pid_, SIGKILL);
-    while (::waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {
-    }
-    ::prctl(PR_SET_CHILD_SUBREAPER, was_subreaper_);
-    pid_ = -1;
+    end();
     throw std::runtime_error("the launcher process is gone");
   }
   if (answer < 0) throw std::runtime_error(std::string("cannot start a worker process: ") + std::strerror(-answer));

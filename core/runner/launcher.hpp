@@ -46,6 +46,8 @@ class Launcher {
   pid_t spawn(const nlohmann::json& description, int message_fd, int output_fd, const std::optional<std::uint64_t>& memory_limit);
 
  private:
+  void end();  // kills and reaps the launcher, closes its socket, restores the subreaper setting
+
   pid_t pid_ = -1;
   int socket_ = -1;  // the parent's end
   int was_subreaper_ = 0;

@@ -149,6 +149,21 @@ void run_worker(pid_t parent, const sigset_t& mask, int message_fd, int output_f
   child(job, message_fd, output_fd);
 }
 
+sigset_t block_stop_signals() {
+  sigset_t stop_signals, previous;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  ::sigprocmask(SIG_BLOCK, &stop_signals, &previous);
+  return previous;
+}
+
+void kill_and_reap(pid_t pid) {
+  ::kill(pid, SIGKILL);
+  while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+  }
+}
+
 bool stop_requested() { return stop_asked != 0; }
 
 void pin_to_gpu(int gpu) {
@@ -212,12 +227,7 @@ void WorkerPool::start(const std::function<void(Channel&)>& job, WorkerOptions o
   }
   if (pid < 0) {
     std::fflush(nullptr);
-    // The parent's SIGINT and SIGTERM handlers must not run in the child before it has its own.
-    sigset_t stop_signals, mask;
-    sigemptyset(&stop_signals);
-    sigaddset(&stop_signals, SIGINT);
-    sigaddset(&stop_signals, SIGTERM);
-    ::sigprocmask(SIG_BLOCK, &stop_signals, &mask);
+    const auto mask = block_stop_signals();
     const pid_t parent = ::getpid();
     pid = ::fork();
     if (pid == 0) {

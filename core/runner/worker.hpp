@@ -128,8 +128,16 @@ class WorkerPool {
   Launcher* launcher_ = nullptr;
 };
 
+// Blocks SIGINT and SIGTERM before a fork, so that the parent's handlers never run in the child
+// before it has its own; returns the mask to restore (in the parent after the fork, in a worker by
+// run_worker).
+sigset_t block_stop_signals();
+
+// Kills a helper process of this one (the launcher, a context keeper) and reaps it.
+void kill_and_reap(pid_t pid);
+
 // The start of every worker process, whoever forked it (WorkerPool, Launcher), with SIGINT and
-// SIGTERM still blocked: its own process group, its signal handlers, its death with `parent`, its
+// SIGTERM still blocked (block_stop_signals): its own process group, its signal handlers, its death with `parent`, its
 // memory limit; then `job` with signal mask `mask`, its messages to `message_fd` and its stdout and
 // stderr to `output_fd`. Never returns.
 [[noreturn]] void run_worker(pid_t parent, const sigset_t& mask, int message_fd, int output_fd, const std::optional<std::uint64_t>& memory_limit,
