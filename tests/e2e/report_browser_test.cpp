@@ -50,43 +50,23 @@ std::string dump_dom(const fs::path& browser, const fs::path& page, const fs::pa
   return slurp(out);
 }
 
-// Measured in the browser, after layout: every plot and what is drawn in it, and the tables' rows.
-constexpr const char* probe = R"(<script>
-(() => {
-  const r = {plots: 0, laid_out: 0, with_lines: 0, lines: 0, long_lines: 0, markers: 0, hit: 0, fits: 0, crossings: 0,
-             sweep_rows: 0, guess_rows: 0, fit_files: []};
-  for (const svg of document.querySelectorAll('svg.expr-plot')) {
-    ++r.plots;
-    const box = svg.getBoundingClientRect();
-    if (box.width > 400 && box.height > 250) ++r.laid_out;
+// What the report page shows beyond every page's plots (probe_in_browser): what is drawn in each
+// plot, and the tables' rows.
+constexpr const char* report_measures = R"((r, plots) => {
+  Object.assign(r, {with_lines: 0, lines: 0, long_lines: 0, fits: 0, crossings: 0, sweep_rows: 0, guess_rows: 0, fit_files: []});
+  for (const svg of plots) {
     const lines = [...svg.querySelectorAll('path.line')];
     r.lines += lines.length;
     const drawn = lines.filter(p => p.getTotalLength() > 100);
     r.long_lines += drawn.length;
     if (drawn.length > 0) ++r.with_lines;
-    const markers = svg.querySelectorAll('g.point > :last-child');
-    r.markers += markers.length;
     r.fits += [...svg.querySelectorAll('path.fit')].filter(p => p.getTotalLength() > 20).length;
     r.crossings += [...svg.querySelectorAll('path.crossing')].filter(p => p.getBBox().width > 5).length;
     if (svg.querySelector('path.fit')) r.fit_files.push(svg.closest('figure').querySelector('figcaption').textContent);
-    // What the browser shows at the first marker's centre is part of this plot.
-    const m = markers[0];
-    if (m) {
-      m.scrollIntoView({block: 'center'});
-      const b = m.getBoundingClientRect();
-      const at = document.elementFromPoint(b.x + b.width / 2, b.y + b.height / 2);
-      if (at && svg.contains(at)) ++r.hit;
-    }
   }
   r.sweep_rows = document.querySelectorAll('#sweep-guesses tr.confirmed, #sweep-guesses tr.contradicted, #sweep-guesses tr.not-evaluable').length;
   r.guess_rows = document.querySelectorAll('#guesses tr.confirmed, #guesses tr.contradicted, #guesses tr.not-evaluable').length;
-  const pre = document.createElement('pre');
-  pre.id = 'probe';
-  pre.textContent = JSON.stringify(r);
-  document.body.appendChild(pre);
-})();
-</script>
-)";
+})";
 
 // A page that opens offline: nothing that loads another file, and links only within the page.
 void check_offline(const std::string& html) {
@@ -97,8 +77,37 @@ void check_offline(const std::string& html) {
   CHECK(links > 0);
 }
 
-// `html` with `script` added, opened in chromium; what the script left in <pre id="probe">.
-nlohmann::json probe_in_browser(const fs::path& browser, std::string html, const std::string& script, const fs::path& dir) {
+// `html` opened in chromium with a script that measures, after layout, what every page of plots
+// shows (each plot laid out at a readable size, its markers, whether the browser hit-tests the
+// first one inside it) and then what `measures`, a function of the results and the plots, adds.
+nlohmann::json probe_in_browser(const fs::path& browser, std::string html, const std::string& measures, const fs::path& dir) {
+  const std::string script = R"(<script>
+(() => {
+  const r = {plots: 0, laid_out: 0, markers: 0, hit: 0};
+  const plots = [...document.querySelectorAll('svg.expr-plot')];
+  for (const svg of plots) {
+    ++r.plots;
+    const box = svg.getBoundingClientRect();
+    if (box.width > 400 && box.height > 250) ++r.laid_out;
+    const markers = svg.querySelectorAll('g.point > :last-child');
+    r.markers += markers.length;
+    // What the browser shows at the first marker's centre is part of this plot.
+    const m = markers[0];
+    if (m) {
+      m.scrollIntoView({block: 'center'});
+      const b = m.getBoundingClientRect();
+      const at = document.elementFromPoint(b.x + b.width / 2, b.y + b.height / 2);
+      if (at && svg.contains(at)) ++r.hit;
+    }
+  }
+  ()" + measures + R"()(r, plots);
+  const pre = document.createElement('pre');
+  pre.id = 'probe';
+  pre.textContent = JSON.stringify(r);
+  document.body.appendChild(pre);
+})();
+</script>
+)";
   html.insert(html.rfind("</body>"), script);
   e2e::write(dir, "probe.html", html);
   const auto dom = dump_dom(browser, dir / "probe.html", dir);
@@ -108,34 +117,12 @@ nlohmann::json probe_in_browser(const fs::path& browser, std::string html, const
   return nlohmann::json::parse(dom.substr(start, dom.find("</pre>", start) - start));
 }
 
-// Measured in the browser on the page of `expr across`: its plots and what they show, its guesses.
-constexpr const char* across_probe = R"(<script>
-(() => {
-  const r = {plots: 0, laid_out: 0, markers: 0, hit: 0, guess_rows: 0, first_mark: ''};
-  for (const svg of document.querySelectorAll('svg.expr-plot')) {
-    ++r.plots;
-    const box = svg.getBoundingClientRect();
-    if (box.width > 400 && box.height > 250) ++r.laid_out;
-    const markers = svg.querySelectorAll('g.point > :last-child');
-    r.markers += markers.length;
-    const m = markers[0];
-    if (m) {
-      m.scrollIntoView({block: 'center'});
-      const b = m.getBoundingClientRect();
-      const at = document.elementFromPoint(b.x + b.width / 2, b.y + b.height / 2);
-      if (at && svg.contains(at)) ++r.hit;
-    }
-  }
+// What the page of `expr across` shows beyond its plots: its guesses, and which comes first.
+constexpr const char* across_measures = R"((r, plots) => {
   const rows = [...document.querySelectorAll('#guesses tr')].slice(1);
   r.guess_rows = rows.length;
   r.first_mark = rows.length ? rows[0].cells[0].textContent : '';
-  const pre = document.createElement('pre');
-  pre.id = 'probe';
-  pre.textContent = JSON.stringify(r);
-  document.body.appendChild(pre);
-})();
-</script>
-)";
+})";
 
 }  // namespace
 
@@ -159,7 +146,7 @@ TEST_CASE("report.html of the recorded H200 attention sweep shows its plots and 
   REQUIRE(fs::exists(device_bf16));
   CHECK(html.find(slurp(device_bf16)) != std::string::npos);
 
-  const auto r = probe_in_browser(*browser, html, probe, dir);
+  const auto r = probe_in_browser(*browser, html, report_measures, dir);
   INFO("measured in chromium: " << r.dump());
   // Along seq, for bf16 and fp16: device time, host time, TFLOP/s, GB/s and the main kernel's occupancy.
   CHECK(r.at("plots") == 10);
@@ -200,7 +187,7 @@ TEST_CASE("the page of expr across shows the runs' plots and their guesses, thos
   REQUIRE(o.exit_code == 0);
   const auto html = slurp(dir / "across.html");
   check_offline(html);
-  const auto r = probe_in_browser(*browser, html, across_probe, dir);
+  const auto r = probe_in_browser(*browser, html, across_measures, dir);
   INFO("measured in chromium: " << r.dump());
   // gpu_time and host_time per experiment, and each over run 1's: four plots, every one laid out.
   CHECK(r.at("plots") == 4);
