@@ -290,22 +290,33 @@ json to_json(const RunResult& run, const RunDirectory& dir) {
 // that, once freed, stay with the process, and every worker forked after copies their page tables.
 // (A JSON string holds no raw newline, so the lines re-indented are the document's own.)
 void RunDirectory::write_results(const RunResult& run) const {
-  auto document = text(run_without_experiments(run), 2);
-  if (!run.experiments.empty()) {
-    std::string entries;
+  // Written an experiment at a time: the whole document of a long sweep is never in memory.
+  const auto document = text(run_without_experiments(run), 2);
+  const std::string empty = "\n  \"experiments\": []";
+  const auto at = document.find(empty);
+  util::write_atomically(results(), [&](const util::WritePiece& write) {
+    const std::string_view whole = document;
+    if (run.experiments.empty()) {
+      write(whole);
+      write("\n");
+      return;
+    }
+    write(whole.substr(0, at));
+    write("\n  \"experiments\": [");
+    std::string entry;
     for (const auto& e : run.experiments) {
       const auto one = text(experiment_json(e, *this), 2);
-      entries += entries.empty() ? "\n    " : ",\n    ";
+      entry = &e == &run.experiments.front() ? "\n    " : ",\n    ";
       for (const char c : one) {
-        entries += c;
-        if (c == '\n') entries += "    ";
+        entry += c;
+        if (c == '\n') entry += "    ";
       }
+      write(entry);
     }
-    const std::string empty = "\n  \"experiments\": []";
-    const auto at = document.find(empty);
-    document.replace(at, empty.size(), "\n  \"experiments\": [" + entries + "\n  ]");
-  }
-  util::write_atomically(results(), document + "\n");
+    write("\n  ]");
+    write(whole.substr(at + empty.size()));
+    write("\n");
+  });
 }
 
 namespace {

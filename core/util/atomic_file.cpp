@@ -27,7 +27,12 @@ int write_all(int fd, std::string_view contents) {
     if (n < 0) return errno;
     done += static_cast<std::size_t>(n);
   }
-  return ::fsync(fd) == 0 ? 0 : errno;
+  return 0;
+}
+
+int write_and_sync(int fd, std::string_view contents) {
+  const int error = write_all(fd, contents);
+  return error != 0 ? error : ::fsync(fd) == 0 ? 0 : errno;
 }
 
 // A new or renamed entry is only durable once its directory is: without this, a power loss could
@@ -45,10 +50,33 @@ void sync_directory_of(const std::filesystem::path& file) {
 }  // namespace
 
 void write_atomically(const std::filesystem::path& file, std::string_view contents) {
+  write_atomically(file, [&](const WritePiece& write) { write(contents); });
+}
+
+void write_atomically(const std::filesystem::path& file, const std::function<void(const WritePiece&)>& produce) {
   const auto temp = file.string() + ".tmp." + std::to_string(::getpid());
   const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) fail(file, "write", errno);
-  int error = write_all(fd, contents);
+  // Pieces are gathered into blocks of about 1 MiB: one write() per piece would cost a system
+  // call each for the many small ones.
+  std::string block;
+  int error = 0;
+  const auto flush = [&] {
+    if (error == 0) error = write_all(fd, block);
+    block.clear();
+  };
+  try {
+    produce([&](std::string_view piece) {
+      block += piece;
+      if (block.size() >= (1u << 20)) flush();
+    });
+  } catch (...) {
+    ::close(fd);
+    ::unlink(temp.c_str());
+    throw;
+  }
+  flush();
+  if (error == 0 && ::fsync(fd) != 0) error = errno;
   if (::close(fd) != 0 && error == 0) error = errno;
   if (error != 0) {
     ::unlink(temp.c_str());
@@ -70,7 +98,7 @@ void append_durably(const std::filesystem::path& file, std::string_view record) 
     fd = ::open(file.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
   }
   if (fd < 0) fail(file, "append to", errno);
-  int error = write_all(fd, record);
+  int error = write_and_sync(fd, record);
   if (::close(fd) != 0 && error == 0) error = errno;
   if (error != 0) fail(file, "append to", error);
   if (created) sync_directory_of(file);

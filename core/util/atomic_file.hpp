@@ -5,6 +5,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <string_view>
 
 namespace expr::util {
@@ -14,6 +15,10 @@ namespace expr::util {
 // Throws std::runtime_error with the path and the system's reason (a directory that is not
 // writable, a full disk).
 void write_atomically(const std::filesystem::path& file, std::string_view contents);
+// The same for a file made piece by piece: `produce` hands each piece to the function it is given,
+// so that a large file (a 10,000-point sweep's results.json) never has to be whole in memory.
+using WritePiece = std::function<void(std::string_view)>;
+void write_atomically(const std::filesystem::path& file, const std::function<void(const WritePiece&)>& produce);
 
 // Appends `record` to `file` (created when missing, its directory then synced too) and fsyncs it:
 // the cost of one record, however long the file. Throws std::runtime_error like write_atomically.

@@ -1,6 +1,7 @@
 // Atomic results files (util/atomic_file.hpp): a reader sees the old contents or the new, whole,
 // never a part; a writer killed in the middle leaves the last complete file; a failed write leaves
-// no temporary behind. Durable appends to a journal.
+// no temporary behind, and neither does a file made piece by piece whose maker fails. Durable
+// appends to a journal.
 #include <doctest/doctest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -37,6 +38,30 @@ std::size_t entries(const fs::path& dir) {
 }
 
 }  // namespace
+
+TEST_CASE("a file made piece by piece is written whole, and one whose maker fails leaves the old file") {
+  const auto dir = fresh_dir("pieces");
+  const auto file = dir / "results.json";
+  expr::util::write_atomically(file, "old");
+  // More than one block of pieces (they are written a MiB at a time).
+  const std::string piece(1000, 'x');
+  expr::util::write_atomically(file, [&](const expr::util::WritePiece& write) {
+    for (int i = 0; i < 3000; ++i) write(piece);
+    write("end");
+  });
+  const auto written = read(file);
+  CHECK(written.size() == 3000 * piece.size() + 3);
+  CHECK(written.substr(written.size() - 4) == "xend");
+  CHECK_THROWS_WITH(expr::util::write_atomically(file,
+                                                 [&](const expr::util::WritePiece& write) {
+                                                   write(piece);
+                                                   throw std::runtime_error("the maker failed");
+                                                 }),
+                    "the maker failed");
+  CHECK(read(file) == written);
+  CHECK(entries(dir) == 1);
+  fs::remove_all(dir);
+}
 
 TEST_CASE("a file written atomically replaces the old one whole and leaves no temporary") {
   const auto dir = fresh_dir("replace");
