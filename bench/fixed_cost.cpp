@@ -165,6 +165,7 @@ std::string meaning(const std::string& step) {
       {"plugin setup", "plugin setup (framework init, inputs)"},
       {"first call", "first call"},
       {"verify", "verify"},
+      {"quiet", "held until the worker started ahead has its context"},
       {"warm-up", "warm-up"},
       {"timing", "timing (host and device)"},
       {"tracing", "tracing"},

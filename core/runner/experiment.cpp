@@ -108,6 +108,7 @@ class Session {
         {"setup", [&] { prepare(); }},
         {"first call", [&] { first_call(); }},
         {"verify", [&] { verify(); }},
+        {"quiet", [&] { quiet(); }},
         {"warm-up", [&] { warm_up(); }},
         {"timing",
          [&] {
@@ -129,17 +130,21 @@ class Session {
     return run_phases(phases);
   }
 
-  // A later round: the same timing in a fresh process, nothing else measured. Its first call is a
-  // warm-up like the others here (the first round timed the cold one).
+  // A later round: the same timing in a fresh process, nothing else measured. Its first call is
+  // not timed (the first round timed the cold one).
   outcome::Measurement time_round() {
     return run_phases({
         {"setup", [&] { prepare(); }},
-        {"warm-up",
+        {"first call",
          [&] {
+           progress("first call", "not timed: the first round timed it");
            ctx_.entering("run()");
            plugin_->run(ctx_);
-           warm_up();
+           sync();
+           check_device("the first call");
          }},
+        {"quiet", [&] { quiet(); }},
+        {"warm-up", [&] { warm_up(); }},
         {"timing",
          [&] {
            time_host();
@@ -254,6 +259,10 @@ class Session {
         throw PhaseError(fmt::format("{}: relative error {:.3g} exceeds the tolerance {:.3g}; the variant computes the wrong result",
                                      c.what, c.relative_error, c.tolerance));
     }
+  }
+
+  void quiet() {
+    if (events_.quiet) events_.quiet();
   }
 
   void warm_up() {

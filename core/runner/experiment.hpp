@@ -28,6 +28,10 @@ struct ExperimentEvents {
   // counters, cold call, teardown.
   std::function<void(std::string_view phase, std::string_view detail)> progress;
   std::function<void(LogLevel, std::string_view)> log;
+  // Called just before the timed phases ("quiet" in the timeline); returns once nothing the run
+  // itself does meanwhile can disturb them: the parent holds the worker here while the worker it
+  // started ahead for the next job still creates its CUDA context (series_runner.cpp). None: at once.
+  std::function<void()> quiet{};
 };
 
 // Never throws for a plugin's failure: it is recorded in the measurement's status and reason, with

@@ -1,4 +1,4 @@
-// The launcher process: a request is a description of the job and the worker's two pipe ends
+// The launcher process: a request is a description of the job and the worker's three pipe ends
 // (SCM_RIGHTS over a SOCK_SEQPACKET pair); the answer is the worker's pid, or minus an errno.
 #include "runner/launcher.hpp"
 
@@ -16,22 +16,26 @@
 #include <stdexcept>
 #include <string>
 
+#include "util/log.hpp"
+
 namespace expr::runner {
 
 namespace {
 
 constexpr int launcher_socket = 3;  // where the launcher keeps its end: every other file it closes
 
-void close_pair(int fds[2]) {
-  for (int i = 0; i < 2; ++i)
-    if (fds[i] >= 0) ::close(fds[i]);
+constexpr int ends_count = 3;  // WorkerEnds: messages, output, commands
+
+void close_ends(const WorkerEnds& ends) {
+  for (const int fd : {ends.messages, ends.output, ends.commands})
+    if (fd >= 0) ::close(fd);
 }
 
-// One request: its text and the two file descriptors it carries. False once the parent is gone.
-bool receive(std::string& text, int fds[2]) {
+// One request: its text and the worker's pipe ends it carries. False once the parent is gone.
+bool receive(std::string& text, WorkerEnds& ends) {
   char buffer[65536];
   iovec io{buffer, sizeof buffer};
-  alignas(cmsghdr) char control[CMSG_SPACE(2 * sizeof(int))];
+  alignas(cmsghdr) char control[CMSG_SPACE(ends_count * sizeof(int))];
   msghdr message{};
   message.msg_iov = &io;
   message.msg_iovlen = 1;
@@ -42,15 +46,19 @@ bool receive(std::string& text, int fds[2]) {
   }
   if (n <= 0) return false;
   text.assign(buffer, static_cast<std::size_t>(n));
-  fds[0] = fds[1] = -1;
-  if (const cmsghdr* c = CMSG_FIRSTHDR(&message); c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS && c->cmsg_len == CMSG_LEN(2 * sizeof(int)))
-    std::memcpy(fds, CMSG_DATA(c), 2 * sizeof(int));
+  ends = {};
+  if (const cmsghdr* c = CMSG_FIRSTHDR(&message);
+      c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS && c->cmsg_len == CMSG_LEN(ends_count * sizeof(int))) {
+    int fds[ends_count];
+    std::memcpy(fds, CMSG_DATA(c), sizeof fds);
+    ends = {fds[0], fds[1], fds[2]};
+  }
   return true;
 }
 
 // Forks the worker through a child that exits at once, so that the worker becomes the parent's
 // child; returns its pid once that has happened (the child reaped), or minus an errno.
-pid_t fork_worker(pid_t parent, const sigset_t& mask, int fds[2], const std::optional<std::uint64_t>& memory_limit,
+pid_t fork_worker(pid_t parent, const sigset_t& mask, const WorkerEnds& ends, const std::optional<std::uint64_t>& memory_limit,
                   const std::function<void(Channel&)>& job) {
   int told[2];  // the middle child writes the worker's pid here
   if (::pipe2(told, O_CLOEXEC) != 0) return -errno;
@@ -62,13 +70,15 @@ pid_t fork_worker(pid_t parent, const sigset_t& mask, int fds[2], const std::opt
       // A worker must not start before it belongs to the parent: the parent waits for it, and the
       // death signal it asks for (become_worker) follows whoever its parent is when it asks.
       for (pid_t above; (above = ::getppid()) != parent;) {
-        if (above != self) ::_exit(1);  // the parent died meanwhile
+        // Only the parent's death ends the worker here: another parent seen while the parent lives
+        // (once in a 10,000-point sweep, its cause not found) is waited out.
+        if (above != self && ::kill(parent, 0) != 0) ::_exit(1);
         ::sched_yield();
       }
       ::close(told[0]);
       ::close(told[1]);
       ::close(launcher_socket);
-      run_worker(parent, mask, fds[0], fds[1], memory_limit, job);
+      run_worker(parent, mask, ends, memory_limit, job);
     }
     if (worker > 0) ::setpgid(worker, worker);  // before the parent hears of it, so its group exists to be signalled
     const pid_t said = worker > 0 ? worker : -errno;
@@ -92,19 +102,19 @@ pid_t fork_worker(pid_t parent, const sigset_t& mask, int fds[2], const std::opt
 [[noreturn]] void serve(pid_t parent, const sigset_t& mask, const Launcher::Jobs& jobs) {
   for (;;) {
     std::string text;
-    int fds[2];
-    if (!receive(text, fds)) ::_exit(0);
+    WorkerEnds ends;
+    if (!receive(text, ends)) ::_exit(0);
     pid_t answer = -EINVAL;  // a request the launcher cannot read
-    if (fds[0] >= 0) {
+    if (ends.messages >= 0) {
       try {
         const auto request = nlohmann::json::parse(text);
         std::optional<std::uint64_t> memory_limit;
         if (!request.at("memory_limit").is_null()) memory_limit = request.at("memory_limit").get<std::uint64_t>();
-        answer = fork_worker(parent, mask, fds, memory_limit, jobs(request.at("job")));
+        answer = fork_worker(parent, mask, ends, memory_limit, jobs(request.at("job")));
       } catch (const std::exception&) {
       }
     }
-    close_pair(fds);
+    close_ends(ends);
     while (::send(launcher_socket, &answer, sizeof answer, MSG_NOSIGNAL) < 0 && errno == EINTR) {
     }
   }
@@ -130,6 +140,10 @@ Launcher::Launcher(Jobs jobs) {
     if (::getppid() != parent) ::_exit(0);
     if (::dup2(pair[1], launcher_socket) < 0) ::_exit(1);
     ::close_range(launcher_socket + 1, ~0U, 0);
+    // The logger still holds the parent's expr.log by a descriptor just closed, and would close that
+    // number again when a worker takes its own logger (log::become_worker): by then the number is
+    // a pipe of the worker's. It lets go of the file now, while the number is free.
+    log::become_worker({});
     serve(parent, mask, jobs);
   }
   ::sigprocmask(SIG_SETMASK, &mask, nullptr);
@@ -155,11 +169,11 @@ void Launcher::end() {
   ::prctl(PR_SET_CHILD_SUBREAPER, was_subreaper_);
 }
 
-pid_t Launcher::spawn(const nlohmann::json& description, int message_fd, int output_fd, const std::optional<std::uint64_t>& memory_limit) {
+pid_t Launcher::spawn(const nlohmann::json& description, const WorkerEnds& ends, const std::optional<std::uint64_t>& memory_limit) {
   if (!running()) throw std::runtime_error("the launcher is gone");
   const auto text = nlohmann::json{{"job", description}, {"memory_limit", memory_limit ? nlohmann::json(*memory_limit) : nlohmann::json(nullptr)}}.dump();
   iovec io{const_cast<char*>(text.data()), text.size()};
-  alignas(cmsghdr) char control[CMSG_SPACE(2 * sizeof(int))]{};
+  alignas(cmsghdr) char control[CMSG_SPACE(ends_count * sizeof(int))]{};
   msghdr message{};
   message.msg_iov = &io;
   message.msg_iovlen = 1;
@@ -168,8 +182,8 @@ pid_t Launcher::spawn(const nlohmann::json& description, int message_fd, int out
   cmsghdr* c = CMSG_FIRSTHDR(&message);
   c->cmsg_level = SOL_SOCKET;
   c->cmsg_type = SCM_RIGHTS;
-  c->cmsg_len = CMSG_LEN(2 * sizeof(int));
-  const int fds[2] = {message_fd, output_fd};
+  c->cmsg_len = CMSG_LEN(ends_count * sizeof(int));
+  const int fds[ends_count] = {ends.messages, ends.output, ends.commands};
   std::memcpy(CMSG_DATA(c), fds, sizeof fds);
   ssize_t n;
   while ((n = ::sendmsg(socket_, &message, MSG_NOSIGNAL)) < 0 && errno == EINTR) {

@@ -38,12 +38,11 @@ class Launcher {
   bool running() const { return pid_ > 0; }
   pid_t pid() const { return pid_; }
 
-  // A worker running the job `description`, its messages to `message_fd` and its stdout and
-  // stderr to `output_fd` (the write ends of the parent's pipes, which the launcher and its child
-  // close once the worker has its copies), with `memory_limit`. Returns its pid, a child of this
-  // process, in its own process group already. Throws std::runtime_error when no worker could be
-  // made; once the launcher is gone, running() turns false.
-  pid_t spawn(const nlohmann::json& description, int message_fd, int output_fd, const std::optional<std::uint64_t>& memory_limit);
+  // A worker running the job `description` with its pipe ends `ends` (the launcher and its child
+  // close theirs once the worker has its copies), with `memory_limit`. Returns its pid, a child of
+  // this process, in its own process group already. Throws std::runtime_error when no worker could
+  // be made; once the launcher is gone, running() turns false.
+  pid_t spawn(const nlohmann::json& description, const WorkerEnds& ends, const std::optional<std::uint64_t>& memory_limit);
 
  private:
   void end();  // kills and reaps the launcher, closes its socket, restores the subreaper setting

@@ -99,6 +99,14 @@ outcome::Measurement skipped(const series::ExperimentPlan& e, std::string reason
   return m;
 }
 
+// In a worker, before its timed phases: the parent answers "go" once the worker it started ahead
+// for the next job (SeriesRun::start_ahead) has made its CUDA context, so that nothing but this
+// worker's own calls runs while it is timed.
+void wait_until_quiet(Channel& channel) {
+  channel.send({{"type", "quiet"}});
+  read_from_parent();
+}
+
 // The worker's job: one experiment, its events sent up the channel as they happen.
 void experiment_job(Channel& channel, const series::ExperimentPlan& e, const Placement& placement, const ExperimentFiles& files) {
   ExperimentEvents events{
@@ -106,7 +114,8 @@ void experiment_job(Channel& channel, const series::ExperimentPlan& e, const Pla
         channel.send({{"type", "progress"}, {"phase", phase}, {"detail", detail}});
       },
       // The plugin's ctx.log lines: the worker's log, and the parent's under the experiment's name.
-      [](LogLevel level, std::string_view message) { log::write(log_level(level), message); }};
+      [](LogLevel level, std::string_view message) { log::write(log_level(level), message); },
+      [&] { wait_until_quiet(channel); }};
   auto j = outcome::to_json(run_experiment(e, placement, files.trace, events));
   j["type"] = "result";
   channel.send(j);
@@ -118,7 +127,8 @@ void timing_round_job(Channel& channel, const series::ExperimentPlan& e, const P
                             channel.send({{"type", "progress"}, {"phase", phase}, {"detail", detail}});
                           },
                           // The measuring worker passed the plugin's messages on already.
-                          [](LogLevel level, std::string_view message) { log::write_local(log_level(level), message); }};
+                          [](LogLevel level, std::string_view message) { log::write_local(log_level(level), message); },
+                          [&] { wait_until_quiet(channel); }};
   auto j = outcome::to_json(time_round(e, placement, events));
   j["type"] = "result";
   channel.send(j);
@@ -137,9 +147,28 @@ nlohmann::json describe(std::size_t experiment, WorkerKind kind, int pinned, con
           {"files", {files.trace.string(), files.log.string(), files.cold_trace.string(), files.cold_log.string()}}};
 }
 
+// A worker started ahead of its job, for a CUDA job: it makes its context while the worker before
+// it still runs (a context takes about 170 ms on the H200, in every worker).
+nlohmann::json describe_ahead(int pinned) { return {{"ahead", true}, {"pinned", pinned}}; }
+
+std::function<void(Channel&)> job_for(const series::Plan& plan, const std::vector<Device>& devices, const nlohmann::json& description);
+
+// Ahead of its job: the context, then "ready", then the job's description from the parent.
+void ahead_job(Channel& channel, const series::Plan& plan, const std::vector<Device>& devices, int pinned) {
+  if (pinned >= 0) pin_to_gpu(pinned);
+  cuda::select(0);
+  channel.send({{"type", "ready"}});
+  const auto job = read_from_parent();
+  if (job.empty()) return;  // the run was stopped first
+  job_for(plan, devices, nlohmann::json::parse(job))(channel);
+}
+
 // The job a description stands for, in the parent or in the launcher, from the run's plan and each
 // experiment's device.
 std::function<void(Channel&)> job_for(const series::Plan& plan, const std::vector<Device>& devices, const nlohmann::json& description) {
+  if (description.contains("ahead")) {
+    return [&plan, &devices, pinned = description.at("pinned").get<int>()](Channel& channel) { ahead_job(channel, plan, devices, pinned); };
+  }
   const auto i = description.at("experiment").get<std::size_t>();
   const auto& e = plan.experiments.at(i);
   const Placement in_worker{devices.at(i), 0};  // as the worker sees it: a pinned GPU is its device 0
@@ -212,6 +241,7 @@ struct Running {
   Placement in_worker;  // as the worker sees it
   int pinned = -1;      // the GPU the worker is pinned to with --gpus; -1: none
   std::size_t slot = 0;
+  int worker = -1;  // its worker now, in the pool
   ExperimentFiles files;
   std::string last_phase = "start";
   std::string error;
@@ -241,10 +271,10 @@ class SeriesRun {
   }
 
   void run() {
-    while (schedule_.waiting() || pool_.running() > 0 || !waiting_.empty()) {
+    while (schedule_.waiting() || busy() > 0 || !waiting_.empty()) {
       if (options_.interrupts) act_on_interrupts();
       // With one slot, one worker at a time, and a round whose turn has come before the next experiment.
-      const bool slot_free = !staggered_ || pool_.running() == 0;
+      const bool slot_free = !staggered_ || busy() == 0;
       if (slot_free && !(staggered_ && take_due_round()))
         while (const auto start = schedule_.next()) measure(start->job.experiment, start->slot);
       pool_.wait(options_.interrupts ? options_.interrupts->wake_fd() : -1);
@@ -369,15 +399,67 @@ class SeriesRun {
     if (state.placement.device == Device::cuda) m.environment["gpu_index"] = std::to_string(state.placement.index);
   }
 
+  // Workers that run a job, not those waiting ahead of one.
+  std::size_t busy() const { return pool_.running() - ahead_.size(); }
+
+  // The worker for the slot's next CUDA job is started ahead, once the running one is past what it
+  // measures before its timed phases (the cold first call): it makes its CUDA context meanwhile,
+  // and the running worker waits at its quiet point until that is done (wait_until_quiet). A CPU
+  // worker has no context to make, and starts when its job comes.
+  void start_ahead(const Running& state, bool more_to_come) {
+    if (ahead_.count(state.slot) || !more_to_come || devices_[state.index] != Device::cuda) return;
+    const auto slot = state.slot;
+    const auto worker = std::make_shared<int>(-1);
+    WorkerOptions options{"a worker started ahead", ahead_timeout, {}};
+    options.on_message = [this, slot, worker](const nlohmann::json& message) {
+      if (message.value("type", "") != "ready") return;
+      // Its context is made: from here it only waits, however long the job before it takes.
+      pool_.restart_timeout(*worker, 0);
+      ahead_.at(slot).ready = true;
+      release(slot);
+    };
+    options.on_exit = [this, slot, worker](const WorkerExit&) {  // one that ended before its job came
+      if (const auto it = ahead_.find(slot); it != ahead_.end() && it->second.worker == *worker) ahead_.erase(it);
+      release(slot);
+    };
+    const auto description = describe_ahead(state.pinned);
+    options.description = description;
+    *worker = pool_.start(job_for(plan_, devices_, description), std::move(options));
+    ahead_[slot] = {*worker, state.pinned};
+  }
+
+  // The worker held at its quiet point in `slot` goes on.
+  void release(std::size_t slot) {
+    if (const auto it = held_.find(slot); it != held_.end()) {
+      pool_.tell(it->second, "go");
+      held_.erase(it);
+    }
+  }
+
+  // A worker's quiet point: it goes on at once, unless the worker ahead of it is still starting.
+  void quiet(const Running& state) {
+    if (const auto it = ahead_.find(state.slot); it != ahead_.end() && !it->second.ready) held_[state.slot] = state.worker;
+    else pool_.tell(state.worker, "go");
+  }
+
   void start_worker(Running& state, WorkerKind kind, const std::string& suffix, const fs::path& log, std::function<void(WorkerExit)> on_exit) {
     state.error.clear();
     const auto& e = *state.plan;
+    // Whatever may follow this worker in its slot: its own later steps, or other experiments.
+    const bool more_to_come = schedule_.waiting() || !waiting_.empty() ||
+                              (kind == WorkerKind::measure && (e.trace_cold_call || e.iterations.rounds > 1)) ||
+                              (kind == WorkerKind::timing_round && state.later_rounds.size() + 2 < static_cast<std::size_t>(e.iterations.rounds));
     // Progress and logs of the experiment's workers, as they arrive.
-    const auto listen = [this, &state](const nlohmann::json& message) {
+    const auto listen = [this, &state, kind, more_to_come](const nlohmann::json& message) {
       const auto type = message.value("type", "");
       if (type == "progress") {
         state.last_phase = message.value("phase", "");
         observer_.progress(state.plan->name, state.last_phase, message.value("detail", ""));
+        // Past the cold first call: the measuring worker's verify, a later round's untimed first call.
+        if ((kind == WorkerKind::measure && state.last_phase == "verify") || (kind == WorkerKind::timing_round && state.last_phase == "first call"))
+          start_ahead(state, more_to_come);
+      } else if (type == "quiet") {
+        quiet(state);
       } else if (type == "error") {
         state.error = message.value("message", "");
       } else if (is_memory_exhausted(message)) {
@@ -385,14 +467,38 @@ class SeriesRun {
       }
     };
     const auto description = describe(state.index, kind, state.pinned, state.files);
-    pool_.start(job_for(plan_, devices_, description),
-                {e.name + suffix, e.timeout, log, listen,
-                 [&state, on_exit = std::move(on_exit)](WorkerExit exit) {
-                   state.worker_seconds += static_cast<double>(exit.ended - exit.spawned) * 1e-9;
-                   on_exit(std::move(exit));
-                 },
-                 e.memory, description});
+    WorkerOptions options{e.name + suffix, e.timeout, log, listen,
+                          [this, &state, on_exit = std::move(on_exit)](WorkerExit exit) {
+                            if (const auto it = held_.find(state.slot); it != held_.end() && it->second == state.worker) held_.erase(it);
+                            state.worker_seconds += static_cast<double>(exit.ended - exit.spawned) * 1e-9;
+                            on_exit(std::move(exit));
+                          },
+                          e.memory, description};
+    // The worker started ahead in this slot takes the job, if it is a CUDA job on its GPU; a memory
+    // limit is set as a worker starts, so a job with one gets a fresh worker.
+    if (const auto it = ahead_.find(state.slot); it != ahead_.end()) {
+      const auto ahead = it->second;
+      ahead_.erase(it);
+      if (devices_[state.index] == Device::cuda && ahead.pinned == state.pinned && !e.memory) {
+        state.worker = ahead.worker;
+        pool_.reassign(ahead.worker, std::move(options));
+        pool_.tell(ahead.worker, description.dump());
+        return;
+      }
+      pool_.kill(ahead.worker);
+    }
+    state.worker = pool_.start(job_for(plan_, devices_, description), std::move(options));
   }
+
+  // A worker started ahead of its slot's next CUDA job (start_ahead).
+  struct Ahead {
+    int worker = -1;
+    int pinned = -1;
+    bool ready = false;  // it said so: its context is made
+  };
+  // Long enough for any CUDA context; a worker that takes longer is given up, and the one held at
+  // its quiet point goes on.
+  static constexpr double ahead_timeout = 120;
 
   // An experiment measured, waiting for its next timing round's turn.
   struct Waiting {
@@ -413,6 +519,8 @@ class SeriesRun {
   Schedule schedule_;
   WorkerPool pool_;
   std::map<std::string, Running> running_;
+  std::map<std::size_t, Ahead> ahead_;  // by slot
+  std::map<std::size_t, int> held_;     // by slot: the worker waiting at its quiet point for the slot's worker ahead
   int interrupts_seen_ = 0;  // acted on so far: the first stops the workers, the second kills them
 };
 

@@ -6,6 +6,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -69,6 +70,7 @@ std::string tail(const std::filesystem::path& file, std::size_t lines) {
 namespace {
 
 volatile std::sig_atomic_t stop_asked = 0;
+int commands_from_parent = -1;  // in a worker: the read end of the parent's lines
 
 void ask_to_stop(int) { stop_asked = 1; }
 
@@ -95,11 +97,12 @@ void become_worker(pid_t parent, const sigset_t& mask) {
   ::sigprocmask(SIG_SETMASK, &mask, nullptr);
 }
 
-[[noreturn]] void child(const std::function<void(Channel&)>& job, int write_fd, int output_fd) {
-  ::dup2(output_fd, STDOUT_FILENO);
-  ::dup2(output_fd, STDERR_FILENO);
-  ::close(output_fd);
-  Channel channel(write_fd);
+[[noreturn]] void child(const std::function<void(Channel&)>& job, const WorkerEnds& ends) {
+  ::dup2(ends.output, STDOUT_FILENO);
+  ::dup2(ends.output, STDERR_FILENO);
+  ::close(ends.output);
+  commands_from_parent = ends.commands;
+  Channel channel(ends.messages);
   // The worker's own log lines go to its log file and up to the parent, which logs them by name.
   log::become_worker([&channel](log::Level level, std::string_view message) {
     channel.send({{"type", "log"}, {"level", log::to_string(level)}, {"message", message}});
@@ -117,7 +120,7 @@ void become_worker(pid_t parent, const sigset_t& mask) {
   // the next worker's start then overlaps.
   ::close(STDOUT_FILENO);
   ::close(STDERR_FILENO);
-  ::close(write_fd);
+  ::close(ends.messages);
   // _exit: static destructors of libraries the job loaded (CUDA, frameworks) are no business of ours.
   ::_exit(0);
 }
@@ -142,11 +145,26 @@ int kill_group_and_reap(pid_t pid) {
 
 }  // namespace
 
-void run_worker(pid_t parent, const sigset_t& mask, int message_fd, int output_fd, const std::optional<std::uint64_t>& memory_limit,
+void run_worker(pid_t parent, const sigset_t& mask, const WorkerEnds& ends, const std::optional<std::uint64_t>& memory_limit,
                 const std::function<void(Channel&)>& job) {
   become_worker(parent, mask);
-  if (memory_limit) limit_memory(*memory_limit, message_fd);
-  child(job, message_fd, output_fd);
+  if (memory_limit) limit_memory(*memory_limit, ends.messages);
+  child(job, ends);
+}
+
+std::string read_from_parent() {
+  if (stop_requested()) return "";
+  std::string line;
+  for (char c;;) {
+    const auto n = ::read(commands_from_parent, &c, 1);
+    if (n < 0 && errno == EINTR) {
+      if (stop_requested()) return "";
+      continue;
+    }
+    if (n <= 0) throw std::runtime_error("the parent closed its line to this worker");
+    if (c == '\n') return line;
+    line += c;
+  }
 }
 
 sigset_t block_stop_signals() {
@@ -181,6 +199,7 @@ WorkerPool::~WorkerPool() {
   for (auto& [fd, w] : workers_) {
     ::kill(-w.pid, SIGKILL);
     ::close(fd);
+    ::close(w.commands_fd);
     kill_group_and_reap(w.pid);
     for (const int f : {w.output_fd, w.log_fd})
       if (f >= 0) ::close(f);
@@ -203,23 +222,30 @@ void WorkerPool::reap_exiting(bool block) {
   }
 }
 
-void WorkerPool::start(const std::function<void(Channel&)>& job, WorkerOptions options) {
-  int fds[2], output[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error(std::string("cannot create a pipe: ") + std::strerror(errno));
-  if (::pipe2(output, O_CLOEXEC) != 0) {
-    const int error = errno;
-    ::close(fds[0]);
-    ::close(fds[1]);
-    throw std::runtime_error(std::string("cannot create a pipe: ") + std::strerror(error));
-  }
+int WorkerPool::start(const std::function<void(Channel&)>& job, WorkerOptions options) {
+  // Each pipe as {read end, write end}: messages and output go up, commands come down.
+  int messages[2] = {-1, -1}, output[2] = {-1, -1}, commands[2] = {-1, -1};
+  const auto close_all = [&] {
+    for (const int fd : {messages[0], messages[1], output[0], output[1], commands[0], commands[1]})
+      if (fd >= 0) ::close(fd);
+  };
+  // The parent's lines go down a socket, not a pipe: a send to a worker that has just died must
+  // not raise SIGPIPE in the parent (MSG_NOSIGNAL).
+  for (int* p : {messages, output, commands})
+    if ((p == commands ? ::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p) : ::pipe2(p, O_CLOEXEC)) != 0) {
+      const int error = errno;
+      close_all();
+      throw std::runtime_error(std::string("cannot create a worker's pipes: ") + std::strerror(error));
+    }
+  const WorkerEnds ends{messages[1], output[1], commands[0]};
   const auto spawned = trace::now();
   pid_t pid = -1;
   if (launcher_ && launcher_->running() && !options.description.is_null()) {
     try {
-      pid = launcher_->spawn(options.description, fds[1], output[1], options.memory_limit);
+      pid = launcher_->spawn(options.description, ends, options.memory_limit);
     } catch (const std::exception& e) {
       if (launcher_->running()) {
-        for (const int fd : {fds[0], fds[1], output[0], output[1]}) ::close(fd);
+        close_all();
         throw;
       }
       log::warn("{}: expr forks the run's workers itself from now on", e.what());
@@ -231,33 +257,65 @@ void WorkerPool::start(const std::function<void(Channel&)>& job, WorkerOptions o
     const pid_t parent = ::getpid();
     pid = ::fork();
     if (pid == 0) {
-      ::close(fds[0]);
+      ::close(messages[0]);
       ::close(output[0]);
-      run_worker(parent, mask, fds[1], output[1], options.memory_limit, job);
+      ::close(commands[1]);
+      run_worker(parent, mask, ends, options.memory_limit, job);
     }
     const int fork_error = errno;
     ::sigprocmask(SIG_SETMASK, &mask, nullptr);
     if (pid < 0) {
-      for (const int fd : {fds[0], fds[1], output[0], output[1]}) ::close(fd);
+      close_all();
       throw std::runtime_error(std::string("cannot start a worker process: ") + std::strerror(fork_error));
     }
     ::setpgid(pid, pid);
   }
-  ::close(fds[1]);
-  ::close(output[1]);
+  for (const int fd : {messages[1], output[1], commands[0]}) ::close(fd);
   Worker w;
   w.pid = pid;
   w.output_fd = output[0];
+  w.commands_fd = commands[1];
   // Read without blocking: when the worker has ended, what it started may still hold the pipe.
   ::fcntl(w.output_fd, F_SETFL, ::fcntl(w.output_fd, F_GETFL) | O_NONBLOCK);
+  workers_.emplace(messages[0], std::move(w));
+  reassign(messages[0], std::move(options));
+  workers_.at(messages[0]).spawned = spawned;
+  return messages[0];
+}
+
+void WorkerPool::tell(int worker, std::string_view line) {
+  const auto it = workers_.find(worker);
+  if (it == workers_.end()) return;
+  const auto text = std::string(line) + "\n";
+  std::size_t done = 0;
+  while (done < text.size()) {
+    const auto n = ::send(it->second.commands_fd, text.data() + done, text.size() - done, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;  // the worker is gone: its end comes through wait()
+    done += static_cast<std::size_t>(n);
+  }
+}
+
+void WorkerPool::reassign(int worker, WorkerOptions options) {
+  auto& w = workers_.at(worker);
+  if (w.log_fd >= 0) ::close(w.log_fd);
   w.log_fd = ::open(options.log_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  w.spawned = spawned;
-  w.deadline = options.timeout_seconds > 0
-                   ? std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                                            std::chrono::duration<double>(options.timeout_seconds))
-                   : std::chrono::steady_clock::time_point::max();
+  w.logged = w.dropped = 0;
+  w.spawned = trace::now();
   w.options = std::move(options);
-  workers_.emplace(fds[0], std::move(w));
+  restart_timeout(worker, w.options.timeout_seconds);
+}
+
+void WorkerPool::restart_timeout(int worker, double seconds) {
+  workers_.at(worker).deadline = seconds > 0 ? std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                                                                  std::chrono::duration<double>(seconds))
+                                             : std::chrono::steady_clock::time_point::max();
+}
+
+void WorkerPool::kill(int worker) {
+  auto& w = workers_.at(worker);
+  w.stopping = true;
+  ::kill(-w.pid, SIGKILL);
 }
 
 void WorkerPool::stop_all(std::chrono::milliseconds grace) {
@@ -383,6 +441,7 @@ void WorkerPool::finish(int fd, bool timed_out) {
   auto& w = node.mapped();
   if (timed_out) ::kill(-w.pid, SIGKILL);
   ::close(fd);
+  ::close(w.commands_fd);
   WorkerExit exit;
   exit.spawned = w.spawned;
   exit.result = std::move(w.result);

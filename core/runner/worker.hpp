@@ -41,6 +41,12 @@ class Channel {
   std::mutex mutex_;
 };
 
+// A worker's ends of its three pipes with the parent: its messages up (Channel), its stdout and
+// stderr up, and the parent's lines down (read_from_parent).
+struct WorkerEnds {
+  int messages = -1, output = -1, commands = -1;
+};
+
 struct WorkerExit {
   // stopped: the parent stopped it (stop_all, kill_all) and it ended without a result.
   enum class How { finished, crashed, timed_out, stopped } how = How::finished;
@@ -85,8 +91,18 @@ class WorkerPool {
   // Workers whose options describe their job are forked by `launcher` while it runs.
   void launch_through(Launcher* launcher) { launcher_ = launcher; }
   // Starts a child that runs `job` and exits: forked here, or by the launcher from the job's
-  // description. Throws std::runtime_error when no process can be made.
-  void start(const std::function<void(Channel&)>& job, WorkerOptions options);
+  // description. Returns the worker's id in this pool. Throws std::runtime_error when no process
+  // can be made.
+  int start(const std::function<void(Channel&)>& job, WorkerOptions options);
+  // Sends the worker one line (read_from_parent); a worker that has ended does not hear it.
+  void tell(int worker, std::string_view line);
+  // The worker takes on a new job (one started ahead, before its job was known: series_runner):
+  // its options are replaced and its clock (spawned, the timeout) starts again now.
+  void reassign(int worker, WorkerOptions options);
+  // The worker's timeout counts `seconds` from now (0: none).
+  void restart_timeout(int worker, double seconds);
+  // Kills one worker and what it started (SIGKILL to its process group); its end comes through wait().
+  void kill(int worker);
   std::size_t running() const { return workers_.size(); }
   // Blocks until some child has said something or ended (or a timeout came due, or `wake_fd`
   // became readable), and hands that to its callbacks. Returns at once when nothing runs.
@@ -109,6 +125,7 @@ class WorkerPool {
     // The child's stdout and stderr come through a pipe that the parent copies into the log
     // file, so that it can stop at max_worker_output.
     int output_fd = -1;  // -1 once the child's side closed
+    int commands_fd = -1;  // the write end of the parent's lines to the child
     int log_fd = -1;     // -1 when the log file could not be opened
     std::uint64_t logged = 0, dropped = 0;
   };
@@ -138,13 +155,18 @@ void kill_and_reap(pid_t pid);
 
 // The start of every worker process, whoever forked it (WorkerPool, Launcher), with SIGINT and
 // SIGTERM still blocked (block_stop_signals): its own process group, its signal handlers, its death with `parent`, its
-// memory limit; then `job` with signal mask `mask`, its messages to `message_fd` and its stdout and
-// stderr to `output_fd`. Never returns.
-[[noreturn]] void run_worker(pid_t parent, const sigset_t& mask, int message_fd, int output_fd, const std::optional<std::uint64_t>& memory_limit,
+// memory limit; then `job` with signal mask `mask`, its messages, stdout and stderr to `ends`, and
+// the parent's lines from there. Never returns.
+[[noreturn]] void run_worker(pid_t parent, const sigset_t& mask, const WorkerEnds& ends, const std::optional<std::uint64_t>& memory_limit,
                              const std::function<void(Channel&)>& job);
 
 // In a worker: whether the parent asked it to stop (SIGTERM).
 bool stop_requested();
+
+// In a worker: the parent's next line (WorkerPool::tell), without its newline; blocks until it
+// comes. Empty when the parent asked the worker to stop meanwhile (stop_requested()). Throws
+// std::runtime_error when the parent closed its end.
+std::string read_from_parent();
 
 // In a worker, before anything starts CUDA: it sees only GPU `gpu`, as its device 0, so that a
 // plugin cannot touch a neighbour's GPU. When expr itself was given CUDA_VISIBLE_DEVICES (a Slurm

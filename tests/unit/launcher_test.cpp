@@ -1,9 +1,11 @@
 // The process that forks a run's workers (runner/launcher.hpp): a worker it forks runs the job its
 // description names, with what the launcher was forked with, and is the parent's own child in a
 // group of its own, so the pool waits for it, stops it and reads how it ended as for a worker it
-// forked itself. A launcher that dies leaves the run to fork its workers itself.
+// forked itself. A launcher that dies leaves the run to fork its workers itself. A worker started
+// ahead of its job hears the job from the parent and takes on the job's name, log and clock.
 #include <doctest/doctest.h>
 #include <signal.h>
+#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -15,6 +17,8 @@
 #include <vector>
 
 #include "runner/launcher.hpp"
+#include "trace/clock.hpp"
+#include "util/log.hpp"
 
 namespace fs = std::filesystem;
 using namespace expr::runner;
@@ -27,6 +31,11 @@ Launcher::Jobs numbered(const std::vector<std::string>& words) {
     const auto word = words.at(description.at("word").get<std::size_t>());
     if (word == "crash") return [](Channel&) { ::raise(SIGSEGV); };
     if (word == "hang") return [](Channel&) { ::pause(); };
+    if (word == "ahead")
+      return [](Channel& channel) {
+        channel.send({{"type", "ready"}});
+        channel.send({{"type", "result"}, {"word", read_from_parent()}});
+      };
     return [word](Channel& channel) { channel.send({{"type", "result"}, {"word", word}, {"parent", ::getppid()}, {"group", ::getpgrp()}}); };
   };
 }
@@ -88,4 +97,95 @@ TEST_CASE("when the launcher dies, the parent forks the workers itself and the r
   CHECK(exit->result->at("word") == "forked by the parent");
   CHECK(!launcher.running());
   fs::remove(log);
+}
+
+TEST_CASE("a worker started ahead of its job takes on the job the parent tells it, with the job's name, log and clock") {
+  Launcher launcher(numbered({"ahead"}));
+  REQUIRE(launcher.running());
+  WorkerPool pool;
+  pool.launch_through(&launcher);
+  bool ready = false;
+  auto ahead = options("ahead", 0, 0.2);  // a timeout it would miss if its clock did not start again
+  ahead.on_message = [&ready](const nlohmann::json& m) { ready = ready || m.value("type", "") == "ready"; };
+  ahead.on_exit = [](WorkerExit) { FAIL("the ahead options' on_exit ran for the job"); };
+  const auto ahead_log = ahead.log_file;
+  const int worker = pool.start([](Channel&) { ::_exit(42); }, std::move(ahead));
+  while (!ready) pool.wait();
+  ::usleep(300000);  // past the first timeout: the worker lives on only if reassign restarts the clock
+
+  std::optional<WorkerExit> exit;
+  auto job = options("the job", 0, 30);
+  const auto job_log = job.log_file;
+  job.on_exit = [&exit](WorkerExit e) { exit = std::move(e); };
+  const auto reassigned = expr::trace::now();
+  pool.reassign(worker, std::move(job));
+  pool.tell(worker, "the job's description");
+  while (pool.running() > 0) pool.wait();
+  REQUIRE(exit);
+  REQUIRE(exit->result);
+  CHECK(exit->how == WorkerExit::How::finished);
+  CHECK(exit->result->at("word") == "the job's description");
+  CHECK(exit->spawned >= reassigned);
+  CHECK(fs::exists(job_log));
+  fs::remove(ahead_log);
+  fs::remove(job_log);
+}
+
+TEST_CASE("a worker started ahead and not needed is killed and ends as stopped") {
+  Launcher launcher(numbered({"ahead"}));
+  WorkerPool pool;
+  pool.launch_through(&launcher);
+  bool ready = false;
+  std::optional<WorkerExit> exit;
+  auto ahead = options("unneeded", 0);
+  ahead.on_message = [&ready](const nlohmann::json& m) { ready = ready || m.value("type", "") == "ready"; };
+  ahead.on_exit = [&exit](WorkerExit e) { exit = std::move(e); };
+  const auto log = ahead.log_file;
+  const int worker = pool.start([](Channel&) { ::_exit(42); }, std::move(ahead));
+  while (!ready) pool.wait();
+  pool.kill(worker);
+  pool.tell(worker, "too late");  // a worker being killed does not take the parent down with SIGPIPE
+  while (pool.running() > 0) pool.wait();
+  REQUIRE(exit);
+  CHECK(exit->how == WorkerExit::How::stopped);
+  CHECK(!exit->result);
+  fs::remove(log);
+}
+
+TEST_CASE("a worker's pipes survive the parent's log file having had their descriptor numbers") {
+  // The launcher closes the parent's files, so their numbers are free for the pipe ends it receives
+  // (4, 5 and 6: messages, output, commands), while the logger still holds expr.log by its old
+  // number; a worker taking its own logger must not close that number again.
+  const auto log_file = fs::temp_directory_path() / ("expr-launcher-test-" + std::to_string(::getpid()) + "-expr.log");
+  for (const int number : {4, 5, 6}) {
+    CAPTURE(number);
+    // The log opened at `number`: every lower free number is taken first, and given back after.
+    std::vector<int> fillers;
+    int fd;
+    while ((fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC)) < number) fillers.push_back(fd);
+    ::close(fd);
+    REQUIRE(fd == number);  // else `number` is held by something else of this process
+    expr::log::open_file(log_file);
+    for (const int filler : fillers) ::close(filler);
+    REQUIRE(::fcntl(number, F_GETFD) >= 0);
+
+    Launcher launcher(numbered({"ahead"}));
+    WorkerPool pool;
+    pool.launch_through(&launcher);
+    bool ready = false;
+    std::optional<WorkerExit> exit;
+    auto o = options("pipes", 0, 30);
+    o.on_message = [&ready](const nlohmann::json& m) { ready = ready || m.value("type", "") == "ready"; };
+    o.on_exit = [&exit](WorkerExit e) { exit = std::move(e); };
+    const auto log = o.log_file;
+    const int worker = pool.start([](Channel&) { ::_exit(42); }, std::move(o));
+    while (!ready && pool.running() > 0) pool.wait();
+    pool.tell(worker, "heard");
+    while (pool.running() > 0) pool.wait();
+    REQUIRE(exit);
+    REQUIRE(exit->result);
+    CHECK(exit->result->at("word") == "heard");
+    fs::remove(log);
+  }
+  fs::remove(log_file);
 }
