@@ -10,6 +10,12 @@ run's results.json (built as bench/series3_torch.py builds each plugin's forward
         busy while a batch of forwards is enqueued, then one pair of CUDA events times the batch as
         the device runs it back to back; the median of 15 batches, next to expr's gpu_time.
 
+    python3 bench/independent_timing.py backtoback RUN_DIR/results.json [NAME_REGEX]
+        the same held batch traced by torch.profiler (CUPTI through Kineto), for iterations of one
+        kernel: each kernel's own duration and the interval from one kernel's start to the next's,
+        as the device runs them back to back. Their difference is the device's own gap between two
+        kernels, which gpu_time holds and a lone traced kernel does not (docs/timing.md).
+
 Prints one line per experiment: its name, the figure, expr's figure and their ratio.
 """
 import contextlib
@@ -80,8 +86,30 @@ def held_device_ns(forward):
     return median(per_call) if per_call else float("nan")
 
 
+def back_to_back(forward, calls=64):
+    """The held batch traced: (median kernel duration, median start-to-start interval) in ns."""
+    for _ in range(3):
+        forward()
+    torch.cuda.synchronize()
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        torch.cuda._sleep(200_000_000)
+        for _ in range(calls):
+            forward()
+        torch.cuda.synchronize()
+    kernels = sorted(
+        (e.start_ns(), e.duration_ns())
+        for e in prof.profiler.kineto_results.events()
+        if e.device_type() == torch.autograd.DeviceType.CUDA and "sleep" not in e.name() and "spin" not in e.name()
+        and "emcpy" not in e.name() and "emset" not in e.name())
+    if len(kernels) != calls:  # not one kernel an iteration
+        return None
+    durations = [d for _, d in kernels]
+    intervals = [b[0] - a[0] for a, b in zip(kernels, kernels[1:])]
+    return median(durations), median(intervals)
+
+
 def main():
-    if len(sys.argv) not in (3, 4) or sys.argv[1] not in ("host", "device"):
+    if len(sys.argv) not in (3, 4) or sys.argv[1] not in ("host", "device", "backtoback"):
         sys.exit(__doc__)
     what, results_path = sys.argv[1], sys.argv[2]
     pattern = sys.argv[3] if len(sys.argv) == 4 else ""
@@ -90,9 +118,16 @@ def main():
         if key not in e["timing"]:
             continue
         forward, backend = forward_of(e)
-        with torch.no_grad(), (sdpa_kernel(backend) if backend is not None else contextlib.nullcontext()):
-            ns = host_ns(forward) if what == "host" else held_device_ns(forward)
         expr_ns = e["timing"][key]["median_ns"]
+        with torch.no_grad(), (sdpa_kernel(backend) if backend is not None else contextlib.nullcontext()):
+            if what == "backtoback":
+                traced = back_to_back(forward)
+                if traced:
+                    kernel, interval = traced
+                    print(f"{e['name']:<40} back to back: kernel {kernel / 1e3:8.2f} us, start to start {interval / 1e3:8.2f} us "
+                          f"(gap {(interval - kernel) / 1e3:5.2f} us)   expr gpu_time {expr_ns / 1e3:8.2f} us", flush=True)
+                continue
+            ns = host_ns(forward) if what == "host" else held_device_ns(forward)
         print(f"{e['name']:<40} {what} {ns / 1e3:10.2f} us   expr {expr_ns / 1e3:10.2f} us   ratio {ns / expr_ns:6.3f}", flush=True)
 
 
