@@ -13,7 +13,6 @@
 #include "history/store.hpp"
 #include "report/run_directory.hpp"
 #include "report/run_result.hpp"
-#include "runner/series_runner.hpp"
 #include "series/plan.hpp"
 
 namespace expr::cli {
