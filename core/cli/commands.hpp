@@ -13,7 +13,6 @@
 #include "history/store.hpp"
 #include "report/run_directory.hpp"
 #include "report/run_result.hpp"
-#include "runner/series_runner.hpp"
 #include "series/plan.hpp"
 
 namespace expr::cli {
@@ -108,6 +107,9 @@ bool out_is_input(const std::filesystem::path& out, const std::filesystem::path&
 ExitCode judge_again(report::RunResult& run, report::RunResult recorded, RecordedGuesses guesses, std::vector<report::PlannedPoint> planned,
                      const std::optional<std::filesystem::path>& out, bool force, std::string_view story);
 
+// Whether this expr can run experiments: false in a build without CUDA (EXPR_WITH_CUDA=OFF), whose
+// run, calibrate and slurm say so and exit with bad_input (cli/without_runner.cpp).
+extern const bool has_runner;
 int run(const RunArgs& args);
 
 // One --threshold, METRIC=FRACTION (gpu_time=3% or gpu_time=0.03); throws std::invalid_argument

@@ -309,6 +309,11 @@ int main(int argc, char** argv) {
   across_cmd->footer("Examples:\n  expr across runs/series3-a100 runs/series3-h200 --html across.html\n  expr across @each-machine --series series3\n"
                      "  expr across @last:H100 @last:H200 --reference 2\nRuns of different series are refused (exit 2).");
 
+  // Built without CUDA, the commands that run experiments stay, to say that they cannot.
+  if (!expr::cli::has_runner)
+    for (auto* command : {run_cmd, slurm_cmd, calibrate_cmd})
+      command->description(command->get_description() + " (not in this build: built without CUDA)");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

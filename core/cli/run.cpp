@@ -541,6 +541,8 @@ int prepare_resume(const RunArgs& args, history::Store* store, Prepared& p) {
 
 }  // namespace
 
+const bool has_runner = true;
+
 fs::path default_run_dir(const std::string& series, const std::string& suffix) {
   const auto now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
   std::tm tm{};

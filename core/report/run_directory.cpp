@@ -196,7 +196,7 @@ const std::string& RunDirectory::folder(const std::string& experiment) {
   return experiment;
 }
 
-runner::ExperimentFiles RunDirectory::files(const std::string& name) const {
+outcome::ExperimentFiles RunDirectory::files(const std::string& name) const {
   fs::remove_all(experiment(name));
   fs::create_directories(experiment(name));
   return {native_trace(name), worker_log(name), cold_trace(name), cold_worker_log(name)};

@@ -35,8 +35,8 @@
 #include <utility>
 #include <vector>
 
+#include "outcome/placement.hpp"
 #include "report/run_result.hpp"
-#include "runner/series_runner.hpp"
 
 namespace expr::report {
 
@@ -115,10 +115,10 @@ class RunDirectory {
   // files. Throws RunDirectoryRefused: in_use when another process holds its lock; cannot_write
   // with the system's reason (also when the directory does not exist).
   RunLock lock_for_resume() const;
-  // Where an experiment's worker writes (runner/series_runner.hpp). Creates the experiment's folder,
+  // Where an experiment's worker writes (outcome/placement.hpp). Creates the experiment's folder,
   // emptied first: what an earlier attempt at the point left there (a run stopped mid-experiment,
   // then resumed) is not this attempt's.
-  runner::ExperimentFiles files(const std::string& experiment) const;
+  outcome::ExperimentFiles files(const std::string& experiment) const;
 
   void write_results(const RunResult& run) const;  // atomically
   // Appends a finished experiment to the journal, synced: the same cost at the 10,000th point as at

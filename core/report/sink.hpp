@@ -9,8 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "outcome/placement.hpp"
 #include "report/run_result.hpp"
-#include "runner/experiment.hpp"
 
 namespace expr::report {
 
@@ -18,7 +18,7 @@ class Sink {
  public:
   virtual ~Sink() = default;
   virtual void begin(const RunResult&) {}
-  virtual void started(const std::string& /*experiment*/, const runner::Placement&) {}
+  virtual void started(const std::string& /*experiment*/, const outcome::Placement&) {}
   virtual void progress(const std::string& /*experiment*/, std::string_view /*phase*/, std::string_view /*detail*/) {}
   // `experiment` is in `run`; guesses of earlier experiments may have been judged since.
   virtual void finished(const RunResult& /*run*/, const ExperimentResult& /*experiment*/) {}
@@ -31,7 +31,7 @@ class Multiplex final : public Sink {
   void add(std::unique_ptr<Sink> sink) { sinks_.push_back(std::move(sink)); }
 
   void begin(const RunResult& run) override;
-  void started(const std::string& experiment, const runner::Placement& placement) override;
+  void started(const std::string& experiment, const outcome::Placement& placement) override;
   void progress(const std::string& experiment, std::string_view phase, std::string_view detail) override;
   void finished(const RunResult& run, const ExperimentResult& experiment) override;
   void end(const RunResult& run) override;

@@ -128,7 +128,7 @@ class RunLog final : public Sink {
   void begin(const RunResult& run) override {
     log::info("run {}: series {} from {}, {} experiments, into {}", run.id, run.series, run.series_file, run.planned, run.run_dir.string());
   }
-  void started(const std::string& experiment, const runner::Placement& placement) override {
+  void started(const std::string& experiment, const outcome::Placement& placement) override {
     log::info("{}: started on {}", experiment, placement.device == Device::cuda ? fmt::format("cuda:{}", placement.index) : "cpu");
   }
   void progress(const std::string& experiment, std::string_view phase, std::string_view) override {
@@ -158,7 +158,7 @@ class ProgressLine final : public Sink {
     done_ = run.experiments.size();  // those a resumed run restored
   }
 
-  void started(const std::string& experiment, const runner::Placement& placement) override {
+  void started(const std::string& experiment, const outcome::Placement& placement) override {
     auto& s = running_[experiment];
     s.start = std::chrono::steady_clock::now();
     s.where = placement.device == Device::cuda ? fmt::format("cuda:{}", placement.index) : "cpu";
@@ -235,7 +235,7 @@ class TerminalReport final : public Sink {
 void Multiplex::begin(const RunResult& run) {
   for (auto& s : sinks_) s->begin(run);
 }
-void Multiplex::started(const std::string& experiment, const runner::Placement& placement) {
+void Multiplex::started(const std::string& experiment, const outcome::Placement& placement) {
   for (auto& s : sinks_) s->started(experiment, placement);
 }
 void Multiplex::progress(const std::string& experiment, std::string_view phase, std::string_view detail) {

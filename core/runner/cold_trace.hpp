@@ -7,13 +7,14 @@
 #include <string>
 
 #include "outcome/measurement.hpp"
+#include "outcome/placement.hpp"
 #include "runner/experiment.hpp"
 #include "runner/worker.hpp"
 #include "series/plan.hpp"
 
 namespace expr::runner {
 
-struct ExperimentFiles;
+using outcome::ExperimentFiles;
 
 // What the cold-trace worker runs: setup, then one traced call saved to files.cold_trace.
 void cold_trace_job(Channel& channel, const series::ExperimentPlan& experiment, const Placement& placement,

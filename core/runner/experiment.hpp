@@ -11,17 +11,15 @@
 #include <vector>
 
 #include "outcome/measurement.hpp"
+#include "outcome/placement.hpp"
 #include "runner/worker.hpp"
 #include "series/plan.hpp"
 #include "trace/trace.hpp"
 
 namespace expr::runner {
 
-// Where an experiment runs: the kind of device, and which one of that kind.
-struct Placement {
-  Device device = Device::cpu;
-  int index = 0;
-};
+// Where an experiment runs (outcome/placement.hpp, below the runner so the outputs need none of it).
+using outcome::Placement;
 
 struct ExperimentEvents {
   // Phase names: setup, first call, verify, warm-up, timing host, timing device, tracing,

@@ -26,11 +26,6 @@ namespace expr::runner {
 
 namespace fs = std::filesystem;
 
-std::filesystem::path ExperimentFiles::round_log(int round) const {
-  auto path = log;
-  return path.replace_extension(fmt::format("round{}{}", round, log.extension().string()));
-}
-
 DeviceProbe probe_devices() {
   DeviceProbe probe;
   const auto log = fs::temp_directory_path() / fmt::format("expr-probe-{}.log", ::getpid());

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "outcome/measurement.hpp"
+#include "outcome/placement.hpp"
 #include "runner/experiment.hpp"
 #include "runner/interrupt.hpp"
 #include "series/plan.hpp"
@@ -27,15 +28,9 @@ struct DeviceProbe {
 };
 DeviceProbe probe_devices();
 
-// Where a worker leaves its files; the run directory (report/run_directory.hpp) decides.
-struct ExperimentFiles {
-  std::filesystem::path trace;       // the native trace of the traced iterations
-  std::filesystem::path log;         // the worker's stdout and stderr
-  std::filesystem::path cold_trace;  // the cold call's trace, when a guess reads it (cold_trace.hpp)
-  std::filesystem::path cold_log;    // that second worker's stdout and stderr
-  // A later timing round's worker's stdout and stderr: beside the log, worker.round2.log.
-  std::filesystem::path round_log(int round) const;
-};
+// Where a worker leaves its files; the run directory (report/run_directory.hpp) decides
+// (outcome/placement.hpp, below the runner so the run directory needs none of it).
+using outcome::ExperimentFiles;
 
 struct RunOptions {
   std::function<ExperimentFiles(const std::string& experiment)> files;

@@ -275,7 +275,7 @@ TEST_CASE("two plugins of the same name are an error naming both files, and one 
         std::string::npos);
 }
 
-TEST_CASE("run refuses bad input before running anything") {
+TEST_CASE("run refuses bad input before running anything" * e2e::runs_experiments) {
   const auto dir = e2e::scratch("bad_run");
   e2e::write(dir, "series.yaml", "series: x\nexperiments:\n  - name: sums\n    plugin: faulty\n    expect: [kernals == 1]\n");
   const auto o = e2e::expr(dir, "run series.yaml --out run");
@@ -285,7 +285,7 @@ TEST_CASE("run refuses bad input before running anything") {
   CHECK_FALSE(std::filesystem::exists(dir / "run"));
 }
 
-TEST_CASE("an output directory that cannot be written is an error before anything runs") {
+TEST_CASE("an output directory that cannot be written is an error before anything runs" * e2e::runs_experiments) {
   const auto dir = e2e::scratch("unwritable");
   e2e::write(dir, "series.yaml", "series: x\nexperiments:\n  - name: sums\n    plugin: faulty\n");
   e2e::write(dir, "blocker", "a file where the run directory should go");

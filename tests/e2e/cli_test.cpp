@@ -72,7 +72,7 @@ TEST_CASE("every command's --help ends with examples") {
   }
 }
 
-TEST_CASE("--plugin-path finds plugins for run and validate as it does for list") {
+TEST_CASE("--plugin-path finds plugins for run and validate as it does for list" * e2e::runs_experiments) {
   const auto dir = e2e::scratch("cli_plugin_path");
   e2e::write(dir, "quick.yaml", quick_series);
   // No test plugins on $EXPR_PLUGIN_PATH: only --plugin-path can find `faulty`.
@@ -90,7 +90,7 @@ TEST_CASE("--plugin-path finds plugins for run and validate as it does for list"
   CHECK(has(listed.out, "faulty"));
 }
 
-TEST_CASE("a run and `expr show` end with the report to open and the next commands") {
+TEST_CASE("a run and `expr show` end with the report to open and the next commands" * e2e::runs_experiments) {
   const auto dir = e2e::scratch("cli_ending");
   e2e::write(dir, "quick.yaml", quick_series);
   const auto o = e2e::expr(dir, "run quick.yaml --out run --history history.sqlite");
@@ -118,7 +118,7 @@ TEST_CASE("a run and `expr show` end with the report to open and the next comman
 }
 
 // The table's width over 120 columns is tested on a run with every column (unit/summary_test.cpp).
-TEST_CASE("the summary table of a CPU run drops the device's columns and names the rest as guesses do") {
+TEST_CASE("the summary table of a CPU run drops the device's columns and names the rest as guesses do" * e2e::runs_experiments) {
   const auto dir = e2e::scratch("cli_table");
   e2e::write(dir, "quick.yaml", quick_series);
   const auto o = e2e::expr(dir, "run quick.yaml --out run --no-history");

@@ -30,7 +30,7 @@ void plant_secret(const fs::path& dir) { std::ofstream(dir / "secret.json") << "
 
 }  // namespace
 
-TEST_CASE("a series name that would climb out of runs/ is refused at its place, and nothing is made") {
+TEST_CASE("a series name that would climb out of runs/ is refused at its place, and nothing is made" * e2e::runs_experiments) {
   const auto dir = e2e::scratch("escape_series_name");
   e2e::write(dir, "series.yaml", "series: \"../../../escaped\"\nexperiments:\n  - {name: sums, plugin: faulty}\n");
   for (const auto* command : {"validate series.yaml", "run series.yaml --no-history", "run series.yaml --no-history --dry-run"}) {
@@ -68,7 +68,7 @@ TEST_CASE("show and replay read no trace outside the run directory, however resu
   refused("link", "experiments/probe/link.json", "leads to " + fs::canonical(dir / "secret.json").string() + " through a symbolic link");
 }
 
-TEST_CASE("replay, merge and compare write no folder for an experiment name that is a path") {
+TEST_CASE("replay, merge and compare write no folder for an experiment name that is a path" * e2e::runs_experiments) {
   const auto dir = e2e::scratch("escape_names");
   recorded_run(dir, [](auto& r) { r["experiments"][0]["name"] = "../../escaped"; });
   const auto message = "results.json: the experiment name '../../escaped' cannot name a folder: it holds '/', which would make it a path";
@@ -99,7 +99,7 @@ TEST_CASE("replay, merge and compare write no folder for an experiment name that
   for (const auto* hostile : {"run", "shard"}) fs::remove_all(dir / hostile);  // read by the suite's schema check
 }
 
-TEST_CASE("merge refuses an --out that is one of its shards, which it would clear before reading") {
+TEST_CASE("merge refuses an --out that is one of its shards, which it would clear before reading" * e2e::runs_experiments) {
   const auto dir = e2e::scratch("escape_merge_into_shard");
   e2e::write(dir, "series.yaml", "series: x\ndefaults:\n  iterations: {warmup: 1, traced: 1, min_samples: 3, min_time: 0.01, max_time: 0.1}\n"
                                  "experiments:\n  - {name: a, plugin: faulty}\n  - {name: b, plugin: faulty}\n");

@@ -1,6 +1,7 @@
 // Runs the real expr binary on series files written by the test, and reads what it left behind.
 #pragma once
 
+#include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
 #include <sys/types.h>
@@ -12,6 +13,15 @@
 #include <vector>
 
 namespace e2e {
+
+// Whether the expr under test can run experiments: not where it was built without CUDA
+// (EXPR_WITH_CUDA=OFF), which has no runner.
+inline constexpr bool has_runner = EXPR_E2E_RUNNER;
+// Marks a case that runs experiments (`expr run`, `calibrate`, `slurm`): TEST_CASE("..." *
+// e2e::runs_experiments). Without a runner the case is skipped, and so not listed to ctest. A case
+// skipped for another reason too takes doctest::skip(reason || !e2e::has_runner): the last skip
+// decorator is the one that holds.
+inline const doctest::skip runs_experiments{!has_runner};
 
 struct Outcome {
   int exit_code = -1;

@@ -67,7 +67,7 @@ std::string row(const std::string& output, const std::string& metric) {
 
 }  // namespace
 
-TEST_CASE("three recorded runs make a history: listed, one metric over time, comparable without their run directories") {
+TEST_CASE("three recorded runs make a history: listed, one metric over time, comparable without their run directories" * e2e::runs_experiments) {
   const auto dir = e2e::scratch("history_three");
   for (const auto* name : {"first", "second", "third"}) record(dir, name, waiting(100));
 
@@ -89,7 +89,7 @@ TEST_CASE("three recorded runs make a history: listed, one metric over time, com
   CHECK(has(o.out, "Holm's correction over 1 test"));
 }
 
-TEST_CASE("compare finds an injected 20% slowdown and calls an unchanged build the same") {
+TEST_CASE("compare finds an injected 20% slowdown and calls an unchanged build the same" * e2e::runs_experiments) {
   const auto dir = e2e::scratch("history_slowdown");
   calibrate(dir);
   record(dir, "base", waiting(100));
@@ -120,7 +120,7 @@ TEST_CASE("compare finds an injected 20% slowdown and calls an unchanged build t
   CHECK(!has(o.out, "▼"));
 }
 
-TEST_CASE("timing rounds measure the noise between processes in every run, so a slowdown is found without calibration") {
+TEST_CASE("timing rounds measure the noise between processes in every run, so a slowdown is found without calibration" * e2e::runs_experiments) {
   const auto dir = e2e::scratch("history_rounds");
   const auto three_rounds = [](double delay) { return std::regex_replace(waiting(delay), std::regex("rounds: 1"), "rounds: 3"); };
   record(dir, "base", three_rounds(100));
@@ -136,7 +136,7 @@ TEST_CASE("timing rounds measure the noise between processes in every run, so a 
   CHECK(has(row(o.out, "host_time"), "4 df: rounds"));
 }
 
-TEST_CASE("without knowing how far a figure moves between processes, a slowdown is inconclusive, with that reason") {
+TEST_CASE("without knowing how far a figure moves between processes, a slowdown is inconclusive, with that reason" * e2e::runs_experiments) {
   const auto dir = e2e::scratch("history_unknown_noise");
   record(dir, "base", waiting(100));
   record(dir, "slow", waiting(120));
@@ -148,7 +148,7 @@ TEST_CASE("without knowing how far a figure moves between processes, a slowdown 
   CHECK(has(o.out, "1 of 1 timing could not detect a change of their threshold's size"));
 }
 
-TEST_CASE("the series' gates set the thresholds, and a mistake in them is reported at its place") {
+TEST_CASE("the series' gates set the thresholds, and a mistake in them is reported at its place" * e2e::runs_experiments) {
   const auto dir = e2e::scratch("history_gates");
   e2e::write(dir, "typo.yaml", waiting(100) + "gates:\n  host_tim: 5%\n");
   auto o = e2e::expr(dir, "validate typo.yaml");
@@ -164,7 +164,7 @@ TEST_CASE("the series' gates set the thresholds, and a mistake in them is report
   CHECK(has(row(o.out, "host_time"), "same"));
 }
 
-TEST_CASE("the gate fails on a slowdown and passes an improvement") {
+TEST_CASE("the gate fails on a slowdown and passes an improvement" * e2e::runs_experiments) {
   const auto dir = e2e::scratch("history_gate");
   calibrate(dir);
   record(dir, "fast", waiting(100));
@@ -181,7 +181,7 @@ TEST_CASE("the gate fails on a slowdown and passes an improvement") {
   CHECK(!has(row(o.out, "host_time"), "slower"));
 }
 
-TEST_CASE("an added copy is a structural regression even when the timing is the same") {
+TEST_CASE("an added copy is a structural regression even when the timing is the same" * e2e::runs_experiments) {
   const auto dir = e2e::scratch("history_structure");
   record(dir, "base", waiting(100));
   record(dir, "copying", waiting(100, true));
@@ -202,7 +202,7 @@ TEST_CASE("an added copy is a structural regression even when the timing is the 
   CHECK(has(o.out, "range copy"));
 }
 
-TEST_CASE("a comparison across machines is refused with one message, unless asked for") {
+TEST_CASE("a comparison across machines is refused with one message, unless asked for" * e2e::runs_experiments) {
   const auto dir = e2e::scratch("history_machines");
   record(dir, "base", waiting(100));
   fs::copy(dir / "base", dir / "elsewhere", fs::copy_options::recursive);
@@ -226,7 +226,7 @@ TEST_CASE("a comparison across machines is refused with one message, unless aske
   CHECK(has(o.out, "DIFFERENT MACHINE: cpu"));
 }
 
-TEST_CASE("history references name runs of the series, and a wrong one says what was looked for") {
+TEST_CASE("history references name runs of the series, and a wrong one says what was looked for" * e2e::runs_experiments) {
   const auto dir = e2e::scratch("history_references");
   record(dir, "only", waiting(100));
   auto o = e2e::expr(dir, "compare @last only --history history.sqlite");
@@ -250,7 +250,7 @@ TEST_CASE("history references name runs of the series, and a wrong one says what
   CHECK(has(o.err, "--threshold: gpu_time=3x: '3x' is not a fraction such as 3% or 0.03"));
 }
 
-TEST_CASE("a file that is not this expr's history is refused, and nothing is run") {
+TEST_CASE("a file that is not this expr's history is refused, and nothing is run" * e2e::runs_experiments) {
   const auto dir = e2e::scratch("history_refused");
   e2e::write(dir, "w.yaml", waiting(100));
   e2e::write(dir, "junk.sqlite", std::string(4096, 'x'));  // no SQLite header
@@ -321,7 +321,7 @@ TEST_CASE("a history written by schema version 1 is migrated when opened, and it
   CHECK(has(o.out, "noise between processes unknown"));
 }
 
-TEST_CASE("calibrate measures the gate's false alarms over unchanged runs, and later runs carry each point's noise") {
+TEST_CASE("calibrate measures the gate's false alarms over unchanged runs, and later runs carry each point's noise" * e2e::runs_experiments) {
   const auto dir = e2e::scratch("history_calibrate");
   e2e::write(dir, "w.yaml", waiting(100));
   auto o = e2e::expr(dir, "calibrate w.yaml --runs 3 --history history.sqlite --out cal");
@@ -345,7 +345,7 @@ TEST_CASE("calibrate measures the gate's false alarms over unchanged runs, and l
   CHECK(has(row(o.out, "host_time"), "2 df: calibration)"));
 }
 
-TEST_CASE("expr run --baseline gates the run: 5 on a slowdown, 0 on an improvement, the verdict everywhere it is read") {
+TEST_CASE("expr run --baseline gates the run: 5 on a slowdown, 0 on an improvement, the verdict everywhere it is read" * e2e::runs_experiments) {
   const auto dir = e2e::scratch("history_run_baseline");
   calibrate(dir);
   record(dir, "base", waiting(100));
@@ -373,7 +373,7 @@ TEST_CASE("expr run --baseline gates the run: 5 on a slowdown, 0 on an improveme
   CHECK(has(o.out, "no regression, the gate passes"));
 }
 
-TEST_CASE("an inconclusive point is measured once more before the gate decides, and does not fail it") {
+TEST_CASE("an inconclusive point is measured once more before the gate decides, and does not fail it" * e2e::runs_experiments) {
   const auto dir = e2e::scratch("history_remeasure");
   // Three samples a run, one in each of three rounds: the rounds tell the noise between processes,
   // small beside the threshold, but three samples bound no interval of the median, so more samples
@@ -398,7 +398,7 @@ std::string replaced(std::string text, const std::string& from, const std::strin
 }
 }  // namespace
 
-TEST_CASE("a gate over nothing is refused: runs of different series, or with no experiment in common, exit 2") {
+TEST_CASE("a gate over nothing is refused: runs of different series, or with no experiment in common, exit 2" * e2e::runs_experiments) {
   const auto dir = e2e::scratch("history_nothing_in_common");
   record(dir, "base", waiting(100));
   record(dir, "other", replaced(waiting(100), "series: waiting", "series: other"));
@@ -425,7 +425,7 @@ TEST_CASE("a gate over nothing is refused: runs of different series, or with no 
   CHECK(!fs::exists(dir / "gated"));
 }
 
-TEST_CASE("an experiment of the baseline missing from the candidate fails the gate and is named in its verdict") {
+TEST_CASE("an experiment of the baseline missing from the candidate fails the gate and is named in its verdict" * e2e::runs_experiments) {
   const auto dir = e2e::scratch("history_missing");
   const auto two = waiting(100) + "  - name: v\n    plugin: waiter\n    params: {delay: 100}\n";
   record(dir, "base", two);

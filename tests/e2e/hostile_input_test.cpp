@@ -79,7 +79,7 @@ TEST_CASE("a series file that is not UTF-8 is an error at the first bad byte") {
   CHECK(has(o, "series.yaml:2:17: error: byte 0xe9 is not UTF-8: a series file is UTF-8 text"));
 }
 
-TEST_CASE("a guess's reason that is not UTF-8 is found before anything runs") {
+TEST_CASE("a guess's reason that is not UTF-8 is found before anything runs" * e2e::runs_experiments) {
   const auto dir = e2e::scratch("hostile_latin1_why");
   e2e::write(dir, "series.yaml", one_experiment("    expect:\n      - check: kernels == 0\n        why: na\xefve\n"));
   const auto o = e2e::expr(dir, "run series.yaml --out run");
@@ -187,7 +187,7 @@ TEST_CASE("sweeps of millions of points are refused before a point is made, what
   CHECK(has(o, "1000000"));
 }
 
-TEST_CASE("a series path that is a directory or missing says so") {
+TEST_CASE("a series path that is a directory or missing says so" * e2e::runs_experiments) {
   const auto dir = e2e::scratch("hostile_paths");
   fs::create_directories(dir / "folder.yaml");
   auto o = e2e::expr(dir, "validate folder.yaml");
@@ -236,7 +236,7 @@ experiments:
 }
 
 TEST_CASE("an experiment that exceeds its memory limit fails with that reason and keeps what it measured" *
-          doctest::skip(under_asan)) {
+          doctest::skip(under_asan || !e2e::has_runner)) {
   const auto dir = e2e::scratch("hostile_memory");
   e2e::write(dir, "series.yaml", R"(series: memory
 defaults:
@@ -269,7 +269,7 @@ experiments:
   CHECK(has(careless.at("reason").get<std::string>(), "was killed by SIGSEGV (Segmentation fault) during warm-up (it ran under a memory limit of 512 MiB: "));
 }
 
-TEST_CASE("text from a plugin that is not UTF-8 does not cost the results") {
+TEST_CASE("text from a plugin that is not UTF-8 does not cost the results" * e2e::runs_experiments) {
   const auto dir = e2e::scratch("hostile_garbled");
   e2e::write(dir, "series.yaml", R"(series: garbled
 defaults:
@@ -355,7 +355,7 @@ TEST_CASE("a recorded trace with numbers or references out of range is refused b
   CHECK(has(o, "expr_trace.json: ranges row 2: parent 1 is not a range opened before it"));
 }
 
-TEST_CASE("pow2() is counted before a value is made: an end near 2^63 is taken, a bound below 1 refused, nothing hangs") {
+TEST_CASE("pow2() is counted before a value is made: an end near 2^63 is taken, a bound below 1 refused, nothing hangs" * e2e::runs_experiments) {
   // pow2 doubled until it passed its end: at or above 2^62 the doubling overflowed and never did.
   const auto dir = e2e::scratch("hostile_pow2");
   e2e::write(dir, "series.yaml", one_experiment("    axes:\n      size: pow2(4611686018427387904, 9223372036854775807)\n"));
@@ -375,7 +375,7 @@ TEST_CASE("pow2() is counted before a value is made: an end near 2^63 is taken, 
   CHECK(has(o, "'pow2(1, 0)' has stop 0"));
 }
 
-TEST_CASE("a plugin whose static constructor crashes, exits or blocks is an error naming it, not the end of expr") {
+TEST_CASE("a plugin whose static constructor crashes, exits or blocks is an error naming it, not the end of expr" * e2e::runs_experiments) {
   const auto dir = e2e::scratch("hostile_constructors");
   const auto series = [&](const std::string& plugin) {
     return e2e::write(dir, plugin + ".yaml", "series: x\nplugin_path: " EXPR_TEST_HOSTILE_PLUGIN_DIR "\nexperiments:\n  - name: a\n    plugin: " + plugin + "\n");
@@ -406,7 +406,7 @@ TEST_CASE("a plugin whose static constructor crashes, exits or blocks is an erro
   CHECK(list.out.find("faulty — ") != std::string::npos);
 }
 
-TEST_CASE("a plugin that prints without end fills no disk: its worker.log stops at the cap and says what it dropped") {
+TEST_CASE("a plugin that prints without end fills no disk: its worker.log stops at the cap and says what it dropped" * e2e::runs_experiments) {
   const auto dir = e2e::scratch("hostile_chatty");
   e2e::write(dir, "series.yaml", one_experiment("    params: {print_mib: 20}\n    iterations: {warmup: 1, traced: 1, min_samples: 3, min_time: 0.01, "
                                                 "max_time: 0.1}\n"));
@@ -445,7 +445,7 @@ TEST_CASE("what YAML reads quietly in a series is an error at its place: a key t
   CHECK(has(o, "did you mean 'none'?"));
 }
 
-TEST_CASE("a results.json that is a directory, --out '' and --device cuda without a GPU each say what is wrong") {
+TEST_CASE("a results.json that is a directory, --out '' and --device cuda without a GPU each say what is wrong" * e2e::runs_experiments) {
   const auto dir = e2e::scratch("hostile_unclear");
   fs::create_directories(dir / "run/results.json");
   auto o = e2e::expr(dir, "show run");

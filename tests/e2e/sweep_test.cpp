@@ -129,7 +129,7 @@ TEST_CASE("--axis replaces an axis's values, or makes a parameter an axis, and n
   CHECK(has(bad.err, "--axis sise=1: error: no experiment's plugin has a parameter 'sise'"));
 }
 
-TEST_CASE("a run records each point under its identity, with its family and axis values, and guesses read the matching point") {
+TEST_CASE("a run records each point under its identity, with its family and axis values, and guesses read the matching point" * e2e::runs_experiments) {
   const auto dir = e2e::scratch("sweep_run");
   e2e::write(dir, "series.yaml", quick + R"(experiments:
   - name: small
@@ -167,7 +167,7 @@ TEST_CASE("a run records each point under its identity, with its family and axis
   CHECK(has(ambiguous.at("reason").get<std::string>(), "both has 2 points with size=2000: they differ in fault"));
 }
 
-TEST_CASE("guesses about a whole sweep: a slope confirmed, one contradicted, a monotonic growth and a crossover") {
+TEST_CASE("guesses about a whole sweep: a slope confirmed, one contradicted, a monotonic growth and a crossover" * e2e::runs_experiments) {
   // sleeper's run() takes base_us * (size/1024)^k: quadratic = 50 µs * x², linear = 140 µs * x,
   // equal at x = 2.8 (size 2867); interpolating between 2048 and 4096 gives about 2435.
   const auto dir = e2e::scratch("sweep_guesses");

@@ -286,7 +286,7 @@ TEST_CASE("the recorded H200 runs, replayed, leave Chrome traces TensorBoard and
   CHECK(check_run(replay("attention-sweep-h200"), true) == 60);
 }
 
-TEST_CASE("events shorter than 1 µs are begin/end pairs, and a rank from the launcher is the trace's distributedInfo") {
+TEST_CASE("events shorter than 1 µs are begin/end pairs, and a rank from the launcher is the trace's distributedInfo" * e2e::runs_experiments) {
   // A range around a sum of 16 numbers: shorter than 1 µs in an optimized build.
   const auto dir = e2e::scratch("tools_short_events");
   e2e::write(dir, "series.yaml", R"(series: short

@@ -1,7 +1,8 @@
 // The CUPTI record path without a GPU: records built with CUPTI's own structs and filled as CUPTI
 // fills them, decoded by cupti::Decoder, merged into a trace and linked into iterations. Buffers are
 // walked with the real cuptiActivityGetNextRecord, which needs libcupti but no driver. Also which API
-// calls CUPTI is told to leave out, and that one cupti::ActivityApi at a time claims CUPTI.
+// calls CUPTI is told to leave out, that one cupti::ActivityApi at a time claims CUPTI, and that the
+// collector without a CUDA device says so.
 #include <doctest/doctest.h>
 
 #include <cupti.h>
@@ -17,7 +18,9 @@
 #include <vector>
 
 #include "cupti/activity_api.hpp"
+#include "cupti/collector.hpp"
 #include "cupti/decoder.hpp"
+#include "device/cuda.hpp"
 #include "trace/trace.hpp"
 
 using namespace expr;
@@ -525,4 +528,18 @@ TEST_CASE("decoded records link into iterations through the host ranges of their
   CHECK(t.memsets[0].iteration == 1);
 
   CHECK(t.collection.unattributed == 1);
+}
+
+TEST_CASE("without a CUDA device the collector says so and the run can go on") {
+  trace::Trace t;
+  cupti::Collector collector(t);
+  if (cuda::probe().devices == 0) {
+    CHECK_FALSE(collector.start());
+    CHECK_FALSE(t.collection.device_traced);
+    CHECK(t.collection.device_unavailable.starts_with("no CUDA"));
+  } else {
+    REQUIRE(collector.start());
+    collector.stop();
+    CHECK(t.collection.device_traced);
+  }
 }
