@@ -406,16 +406,20 @@ class SeriesRun {
     const auto slot = state.slot;
     const auto worker = std::make_shared<int>(-1);
     WorkerOptions options{"a worker started ahead", ahead_timeout, {}};
+    // (A worker ahead that was let go and killed may still say "ready": it is no longer the slot's.)
     options.on_message = [this, slot, worker](const nlohmann::json& message) {
-      if (message.value("type", "") != "ready") return;
+      const auto it = ahead_.find(slot);
+      if (message.value("type", "") != "ready" || it == ahead_.end() || it->second.worker != *worker) return;
       // Its context is made: from here it only waits, however long the job before it takes.
       pool_.restart_timeout(*worker, 0);
-      ahead_.at(slot).ready = true;
+      it->second.ready = true;
       release(slot);
     };
     options.on_exit = [this, slot, worker](const WorkerExit&) {  // one that ended before its job came
-      if (const auto it = ahead_.find(slot); it != ahead_.end() && it->second.worker == *worker) ahead_.erase(it);
-      release(slot);
+      if (const auto it = ahead_.find(slot); it != ahead_.end() && it->second.worker == *worker) {
+        ahead_.erase(it);
+        release(slot);
+      }
     };
     const auto description = describe_ahead(state.pinned);
     options.description = description;
