@@ -329,10 +329,7 @@ void WorkerPool::stop_all(std::chrono::milliseconds grace) {
 }
 
 void WorkerPool::kill_all() {
-  for (auto& [fd, w] : workers_) {
-    w.stopping = true;
-    ::kill(-w.pid, SIGKILL);
-  }
+  for (const auto& [fd, w] : workers_) kill(fd);
 }
 
 void WorkerPool::wait(int wake_fd) {
