@@ -11,6 +11,11 @@ do the same work: the same variants and shapes, and per variant the same number 
     python3 bench/series3_torch.py events RUN_DIR/results.json
         device time per forward from one pair of CUDA events around back-to-back forwards, next to
         expr's gpu_time for the same variant
+    python3 bench/series3_torch.py memory RUN_DIR/results.json
+        per variant, torch.cuda.max_memory_allocated around one forward after warm-up (the previous
+        forward's output still held, as expr's plugins hold it until the next one replaces it),
+        and the bytes and allocations the caching allocator counted, next to expr's peak_memory,
+        allocated_bytes and allocations; exits 1 when a peak differs from expr's by more than 1 MiB
     python3 bench/series3_torch.py plan RUN_DIR/results.json
         without a GPU or PyTorch: per variant the forwards `profile` runs and records, as read off
         results.json (CI runs it on the recorded run in tests/data)
@@ -147,9 +152,43 @@ def events(results):
               f"expr/events = {ours / theirs:.4f}", flush=True)
 
 
+def memory(results):
+    torch = import_torch_with_cuda()
+    from torch.nn.attention import sdpa_kernel
+
+    MiB = 1 << 20
+    worst = 0
+    print("| variant | peak (PyTorch) | peak_memory (expr) | allocated (PyTorch) | allocated_bytes (expr) | allocations (PyTorch) | allocations (expr) |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    for e in measured(results):
+        ours = e.get("trace", {}).get("allocator_memory")
+        if ours is None:
+            sys.exit(f"series3_torch.py: {e['name']}: results.json has no allocator_memory (a run from before expr traced memory?)")
+        forward, backend = forward_of(e)
+        with torch.no_grad(), (sdpa_kernel(backend) if backend else contextlib.nullcontext()):
+            out = forward()
+            out = forward()  # warm: cuBLAS's and cuDNN's workspaces are set up, one output is held
+            torch.cuda.synchronize()
+            torch.cuda.reset_peak_memory_stats()
+            before = torch.cuda.memory_stats()
+            out = forward()
+            torch.cuda.synchronize()
+            after = torch.cuda.memory_stats()
+        del out
+        peak = after["allocated_bytes.all.peak"] - before["allocated_bytes.all.current"]
+        allocated = after["allocated_bytes.all.allocated"] - before["allocated_bytes.all.allocated"]
+        allocations = after["allocation.all.allocated"] - before["allocation.all.allocated"]
+        worst = max(worst, abs(peak - ours["peak_bytes"]))
+        print(f"| {e['name']} | {peak / MiB:.3f} MiB | {ours['peak_bytes'] / MiB:.3f} MiB | {allocated / MiB:.3f} MiB | "
+              f"{ours['allocated_bytes'] / MiB:.3f} MiB | {allocations} | {ours['allocations']:g} |", flush=True)
+    print(f"largest peak difference: {worst} bytes ({'within' if worst <= MiB else 'beyond'} 1 MiB)")
+    if worst > MiB:
+        sys.exit(1)
+
+
 def main():
     args = sys.argv[1:]
-    if not (len(args) == 3 and args[0] == "profile" or len(args) == 2 and args[0] in ("events", "plan")):
+    if not (len(args) == 3 and args[0] == "profile" or len(args) == 2 and args[0] in ("events", "memory", "plan")):
         print(__doc__, file=sys.stderr)
         sys.exit(2)
     with open(args[1]) as f:
@@ -158,6 +197,8 @@ def main():
         profile_all(results, args[2])
     elif args[0] == "events":
         events(results)
+    elif args[0] == "memory":
+        memory(results)
     else:
         print_plan(results)
 

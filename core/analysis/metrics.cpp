@@ -9,7 +9,9 @@
 #include <numeric>
 #include <type_traits>
 
+#include "analysis/memory.hpp"
 #include "analysis/noise.hpp"
+#include "analysis/observe.hpp"
 #include "analysis/occupancy.hpp"
 #include "analysis/queries.hpp"
 #include "trace/counters.hpp"
@@ -20,52 +22,6 @@ namespace expr::analysis {
 using outcome::Measurement;
 
 namespace {
-
-// ---- What a metric needs before it can answer -------------------------------------------------
-
-enum class Needs { device_trace, op_trace };
-
-std::optional<Unavailable> missing_trace(const outcome::Measurement& m, std::string_view metric, std::optional<Needs> needs) {
-  if (!m.trace) {
-    if (m.status != outcome::Status::ok)
-      return Unavailable{fmt::format("experiment {} {}", outcome::to_string(m.status), m.reason)};
-    return Unavailable{fmt::format("{} needs a trace, and none was recorded", metric)};
-  }
-  const auto& t = *m.trace;
-  if (t.iterations.empty()) return Unavailable{fmt::format("{} needs traced iterations, and none ran", metric)};
-  if (needs == Needs::device_trace && !t.collection.device_traced)
-    return Unavailable{fmt::format("{} needs device tracing, which was unavailable: {}", metric,
-                                   t.collection.device_unavailable)};
-  if (needs == Needs::op_trace && !t.collection.ops_traced)
-    return Unavailable{fmt::format("{} needs framework op tracing, and plugin {} traces no framework ops", metric, m.plugin)};
-  return std::nullopt;
-}
-
-std::vector<std::string> device_caveats(const trace::Trace& t) {
-  std::vector<std::string> caveats;
-  if (t.collection.dropped_records > 0)
-    caveats.push_back(fmt::format("the trace lost {} device records: counts and times may be low", t.collection.dropped_records));
-  if (t.collection.unattributed > 0)
-    caveats.push_back(fmt::format("{} device records could not be placed in an iteration", t.collection.unattributed));
-  return caveats;
-}
-
-Quantity count(double v) { return {v, dimensionless, Display::number}; }
-Quantity time_ns(double v) { return {v, duration, Display::duration}; }
-Quantity bytes(double v) { return {v, data, Display::bytes}; }
-
-double mean(const std::vector<double>& v) {
-  return v.empty() ? 0.0 : std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
-}
-
-// "5 in each of 3 traced iterations" or "per iteration: 5, 6, 5".
-std::string per_iteration_text(const std::vector<double>& per_iteration, const std::function<std::string(double)>& show) {
-  const bool same = std::adjacent_find(per_iteration.begin(), per_iteration.end(), std::not_equal_to<>()) == per_iteration.end();
-  if (same) return fmt::format("{} in each of {} traced iterations", show(per_iteration.front()), per_iteration.size());
-  std::string s = "per iteration:";
-  for (std::size_t i = 0; i < per_iteration.size(); ++i) s += (i ? ", " : " ") + show(per_iteration[i]);
-  return s;
-}
 
 // The names behind a count, most frequent first: "2× at::native::gemm, 1× softmax". Works for any
 // record with a name and an iteration; kernel names are shortened.
@@ -563,7 +519,7 @@ std::vector<MetricSpec> build_catalog() {
   for (const auto& m : trace::counter_metrics)
     kernel_fields.push_back(figure(std::string(m.field), dimensionless, Display::percent,
                                    fmt::format("{}; Nsight Compute's {}; needs `counters: on`", m.doc, m.nsight)));
-  return {
+  std::vector<MetricSpec> specs{
       {"kernels", "kernels per traced iteration", {name_arg, op_arg, api_arg}, {}, counted, kernels},
       {"activities", "kernels, copies and memsets per traced iteration (the PyTorch profiler's \"GPU activities\")",
        {name_arg, op_arg, api_arg}, {}, counted, activities},
@@ -609,6 +565,8 @@ std::vector<MetricSpec> build_catalog() {
       {"fact", "a fact the plugin reported (a number when it reads as one)",
        {{"key", ArgKind::key, "the fact's name"}}, {}, number_or_text(), fact},
   };
+  for (auto& spec : memory_metrics()) specs.push_back(std::move(spec));
+  return specs;
 }
 
 }  // namespace

@@ -14,6 +14,9 @@ namespace expr::analysis {
 namespace {
 
 constexpr std::string_view main_kernel = "main kernel";
+constexpr std::string_view peak_memory = "peak memory";
+constexpr std::string_view allocations = "allocations";
+constexpr std::string_view driver_allocations = "driver allocations";
 
 // The framework ops around a launching API call, innermost first: "aten::copy_ in aten::clone in
 // aten::masked_fill"; "no framework op" when there is none.
@@ -49,7 +52,14 @@ const StructureFigure* Structure::find(const std::string& name) const {
 FigureSource source_of(const std::string& figure) {
   if (figure.starts_with("op ")) return FigureSource::op;
   if (figure.starts_with("range ")) return FigureSource::range;
+  if (figure == peak_memory || figure == allocations) return FigureSource::allocator;
+  if (figure == driver_allocations) return FigureSource::driver_memory;
   return FigureSource::device;
+}
+
+std::string figure_text(const std::string& figure, const std::variant<double, std::string>& value) {
+  if (const auto* d = std::get_if<double>(&value)) return figure == peak_memory ? util::format_bytes(*d) : util::format_number(*d);
+  return std::get<std::string>(value);
 }
 
 bool Structure::covers(const std::string& figure) const {
@@ -58,6 +68,8 @@ bool Structure::covers(const std::string& figure) const {
     case FigureSource::op: return ops_traced;
     case FigureSource::range: return true;
     case FigureSource::device: return device_traced;
+    case FigureSource::allocator: return allocator_traced;
+    case FigureSource::driver_memory: return driver_memory_traced;
   }
   return false;
 }
@@ -76,6 +88,8 @@ Structure structure(const outcome::Measurement& m) {
   s.traced = true;
   s.device_traced = t.collection.device_traced;
   s.ops_traced = t.collection.ops_traced;
+  s.allocator_traced = t.collection.allocator_traced;
+  s.driver_memory_traced = t.collection.device_traced && t.collection.driver_memory_traced;
   const double iterations = static_cast<double>(t.iterations.size());
 
   if (s.device_traced) {
@@ -105,6 +119,11 @@ Structure structure(const outcome::Measurement& m) {
       s.figures.push_back({fmt::format("{} launch API", main_kernel), figure(m, {"kernel", {}, "launch_api"}), ""});
     }
   }
+  if (s.allocator_traced) {
+    s.figures.push_back({std::string(peak_memory), figure(m, {"peak_memory", {}, ""}), ""});
+    s.figures.push_back({std::string(allocations), figure(m, {"allocations", {}, ""}), ""});
+  }
+  if (s.driver_memory_traced) s.figures.push_back({std::string(driver_allocations), figure(m, {"driver_allocations", {}, ""}), ""});
   // Host ranges by name: framework ops when an op observer was on, and the plugin's own ranges.
   std::map<std::string, double> ops, ranges;
   for (const auto& r : t.ranges) {

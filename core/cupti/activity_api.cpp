@@ -35,6 +35,9 @@ constexpr std::array required_kinds{
 // without these records such kernels have no launching call, so no iteration. Optional, since it
 // only adds attribution.
 constexpr auto internal_launch_kind = CUPTI_ACTIVITY_KIND_INTERNAL_LAUNCH_API;
+// The driver's allocations and releases, for the driver_* memory figures. Optional too: without
+// them only those figures are missing.
+constexpr auto memory_kind = CUPTI_ACTIVITY_KIND_MEMORY2;
 
 // The buffer callbacks carry no user pointer, so they find the claiming ActivityApi here.
 std::atomic<ActivityApi*> active{nullptr};
@@ -49,6 +52,7 @@ std::string_view kind_name(CUpti_ActivityKind kind) {
     case CUPTI_ACTIVITY_KIND_MEMSET: return "MEMSET";
     case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: return "SYNCHRONIZATION";
     case CUPTI_ACTIVITY_KIND_INTERNAL_LAUNCH_API: return "INTERNAL_LAUNCH_API";
+    case CUPTI_ACTIVITY_KIND_MEMORY2: return "MEMORY2";
     default: return "another kind";
   }
 }
@@ -246,13 +250,15 @@ void ActivityApi::enable_kinds() {
     check(cuptiActivityEnable(kind), fmt::format("cuptiActivityEnable({})", kind_name(kind)));
     enabled_kinds_.push_back(kind);
   }
-  if (const auto r = cuptiActivityEnable(internal_launch_kind); r == CUPTI_SUCCESS)
-    enabled_kinds_.push_back(internal_launch_kind);
-  else
-    warn(
-        "cuptiActivityEnable(INTERNAL_LAUNCH_API) failed: {}; kernels launched inside libraries "
-        "may have no launching API call",
-        describe(r));
+  const auto enable_optional = [&](CUpti_ActivityKind kind, std::string_view without) {
+    if (const auto r = cuptiActivityEnable(kind); r == CUPTI_SUCCESS)
+      enabled_kinds_.push_back(kind);
+    else
+      warn("cuptiActivityEnable({}) failed: {}; {}", kind_name(kind), describe(r), without);
+  };
+  enable_optional(internal_launch_kind, "kernels launched inside libraries may have no launching API call");
+  enable_optional(memory_kind, "the driver's allocations are not traced (no driver_* memory figures)");
+  records_memory_ = std::find(enabled_kinds_.begin(), enabled_kinds_.end(), memory_kind) != enabled_kinds_.end();
 }
 
 void ActivityApi::flush() noexcept {

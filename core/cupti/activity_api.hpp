@@ -65,6 +65,8 @@ class ActivityApi final {
   // std::runtime_error with a one-line reason, and release() undoes what was done.
   void enable(CUpti_TimestampCallbackFunc clock);
   bool enabled() const { return enabled_; }
+  // Whether the last enable() got the driver's allocation records (MEMORY2, optional).
+  bool records_memory() const { return records_memory_; }
   // Hands every buffer holding records to the sink, full or not.
   void flush() noexcept;
   // Disables the kinds, flushes what they recorded up to then, unsubscribes and gives up the claim.
@@ -87,6 +89,7 @@ class ActivityApi final {
   CUpti_SubscriberHandle subscriber_ = nullptr;
   std::vector<CUpti_ActivityKind> enabled_kinds_;  // to disable exactly these
   bool enabled_ = false;
+  bool records_memory_ = false;
 };
 
 }  // namespace expr::cupti

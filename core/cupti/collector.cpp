@@ -91,6 +91,7 @@ void Collector::stop() {
   api_->flush();
   api_->release();  // disables collection, then flushes what other threads recorded since
   merge();
+  trace_.collection.driver_memory_traced = api_->records_memory();
 }
 
 void Collector::merge() {

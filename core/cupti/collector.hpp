@@ -1,5 +1,6 @@
 // The device side of a trace, from the CUPTI Activity API: runtime and driver API calls (those that
-// only read state left out), kernels, memory copies, memsets and synchronizations, stamped with the
+// only read state left out), kernels, memory copies, memsets, synchronizations and the driver's
+// allocations and releases, stamped with the
 // trace clock (trace::now()) and the system's thread ids (gettid), so trace::link() can place each API call
 // inside the host ranges of its thread by time.
 //
@@ -40,7 +41,8 @@ class Collector final {
   bool start();
   // Waits for the device (cudaDeviceSynchronize), flushes every buffer, disables collection and
   // appends all records to the trace: api_calls, kernels, copies, memsets, syncs, each sorted by
-  // start time; sets device_traced and adds to dropped_records. Does nothing unless started.
+  // start time, and the driver's memory events; sets device_traced (and driver_memory_traced when
+  // CUPTI recorded allocations) and adds to dropped_records. Does nothing unless started.
   void stop();
 
  private:

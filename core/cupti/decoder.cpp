@@ -121,6 +121,7 @@ void Decoder::add(const CUpti_Activity& record) {
     case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
       decode(reinterpret_cast<const CUpti_ActivitySynchronization2&>(record));
       break;
+    case CUPTI_ACTIVITY_KIND_MEMORY2: decode(reinterpret_cast<const CUpti_ActivityMemory4&>(record)); break;
     default: break;  // nothing else is enabled
   }
 }
@@ -193,6 +194,21 @@ void Decoder::decode(const CUpti_ActivitySynchronization2& s) {
   out.end = static_cast<trace::Ns>(s.end);
   out.correlation = s.correlationId;
   records_.syncs.push_back(out);
+}
+
+void Decoder::decode(const CUpti_ActivityMemory4& m) {
+  const bool allocation = m.memoryOperationType == CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION;
+  if (!allocation && m.memoryOperationType != CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE) return;
+  const bool on_device = m.memoryKind == CUPTI_ACTIVITY_MEMORY_KIND_DEVICE || m.memoryKind == CUPTI_ACTIVITY_MEMORY_KIND_MANAGED ||
+                         m.memoryKind == CUPTI_ACTIVITY_MEMORY_KIND_ARRAY;
+  trace::MemoryEvent out;
+  out.source = trace::MemorySource::driver;
+  out.device = on_device ? static_cast<std::int32_t>(m.deviceId) : -1;
+  out.time = static_cast<trace::Ns>(m.timestamp);
+  out.bytes = allocation ? static_cast<std::int64_t>(m.bytes) : -static_cast<std::int64_t>(m.bytes);
+  out.address = m.address;
+  out.correlation = m.correlationId;
+  records_.memory.push_back(out);
 }
 
 trace::StringId Decoder::api_name(trace::Api api, CUpti_CallbackId cbid) {
@@ -295,6 +311,8 @@ void Decoder::merge_into(trace::Trace& trace) && {
   append(trace.copies, r.copies, names);
   append(trace.memsets, r.memsets, names);
   append(trace.syncs, r.syncs, names);
+  std::stable_sort(r.memory.begin(), r.memory.end(), [](const trace::MemoryEvent& a, const trace::MemoryEvent& b) { return a.time < b.time; });
+  trace.memory.insert(trace.memory.end(), r.memory.begin(), r.memory.end());
 
   // CUPTI could not time these (it documents this for lack of device memory); kept, but said.
   if (const auto untimed = std::count_if(r.kernels.begin(), r.kernels.end(),

@@ -1,5 +1,6 @@
 // CUPTI activity records into trace records: runtime and driver API calls, kernels with their launch
-// footprint, copies, memsets and synchronizations, their names interned. Records come a buffer at a
+// footprint, copies, memsets, synchronizations and the driver's allocations and releases, their
+// names interned. Records come a buffer at a
 // time, walked as CUPTI walks them, or one at a time; from cupti::ActivityApi on the GPU, from
 // hand-filled CUPTI structs in the unit tests. merge_into() then joins them and appends them to the
 // trace.
@@ -27,15 +28,16 @@ class Decoder final {
   // cannot be stored (out of memory) counts as dropped too.
   void add(const CompletedBuffer& buffer);
   // One record as CUPTI writes it, in the versions ActivityApi enables: CUpti_ActivityAPI (runtime,
-  // driver, internal launch), CUpti_ActivityKernel10, CUpti_ActivityMemcpy6, CUpti_ActivityMemset4
-  // and CUpti_ActivitySynchronization2. Other kinds are ignored.
+  // driver, internal launch), CUpti_ActivityKernel10, CUpti_ActivityMemcpy6, CUpti_ActivityMemset4,
+  // CUpti_ActivitySynchronization2 and CUpti_ActivityMemory4. Other kinds are ignored.
   void add(const CUpti_Activity& record);
   // Forgets the records decoded so far, keeping the count of dropped ones.
   void discard_records();
   // Appends the records to `trace`: names interned in its strings, kernel names demangled (the
   // mangled one kept), synchronizations given the thread of their API call, each kind sorted by
   // start time then correlation id (API calls sharing both: the runtime call first, as
-  // trace::link() expects). Adds the dropped records and marks the device side traced.
+  // trace::link() expects), memory events by time. Adds the dropped records and marks the device
+  // side traced.
   void merge_into(trace::Trace& trace) &&;
 
  private:
@@ -47,6 +49,7 @@ class Decoder final {
   void decode(const CUpti_ActivityMemcpy6& copy);
   void decode(const CUpti_ActivityMemset4& memset);
   void decode(const CUpti_ActivitySynchronization2& sync);
+  void decode(const CUpti_ActivityMemory4& memory);
   trace::StringId api_name(trace::Api api, CUpti_CallbackId cbid);
   trace::StringId look_up_api_name(trace::Api api, CUpti_CallbackId cbid);
 

@@ -55,11 +55,6 @@ std::vector<std::string> Comparison::inconclusive_experiments() const {
 
 namespace {
 
-std::string figure_text(const std::variant<double, std::string>& v) {
-  if (const auto* d = std::get_if<double>(&v)) return util::format_number(*d);
-  return std::get<std::string>(v);
-}
-
 // The structural figures of one experiment that differ.
 void compare_structure(const ExperimentRecord& b, const ExperimentRecord& c, std::vector<StructuralChange>& out, std::vector<std::string>& notes) {
   if (!b.structure.traced || !c.structure.traced) {
@@ -88,14 +83,14 @@ void compare_structure(const ExperimentRecord& b, const ExperimentRecord& c, std
       differs = std::fabs(x - y) > 1e-9 * std::max(std::fabs(x), std::fabs(y));
       regression = worse == analysis::Worse::less ? y < x : worse == analysis::Worse::more ? y > x : true;
     } else {
-      differs = figure_text(bv) != figure_text(cv);
+      differs = analysis::figure_text(name, bv) != analysis::figure_text(name, cv);
     }
     if (!differs) continue;
     std::string detail = cf && !cf->detail.empty() ? cf->detail : bf ? bf->detail : "";
     if (worse == analysis::Worse::less && std::holds_alternative<double>(bv) && std::holds_alternative<double>(cv))
       out.push_back({c.identity, name, util::format_percent(std::get<double>(bv)), util::format_percent(std::get<double>(cv)), detail, regression});
     else
-      out.push_back({c.identity, name, figure_text(bv), figure_text(cv), detail, regression});
+      out.push_back({c.identity, name, analysis::figure_text(name, bv), analysis::figure_text(name, cv), detail, regression});
   }
 }
 

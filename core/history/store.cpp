@@ -155,13 +155,20 @@ json structure_json(const analysis::Structure& s) {
     else one["value"] = std::get<std::string>(f.value);
     figures.push_back(std::move(one));
   }
-  return {{"traced", s.traced}, {"device_traced", s.device_traced}, {"ops_traced", s.ops_traced}, {"figures", figures}};
+  return {{"traced", s.traced},
+          {"device_traced", s.device_traced},
+          {"ops_traced", s.ops_traced},
+          {"allocator_traced", s.allocator_traced},
+          {"driver_memory_traced", s.driver_memory_traced},
+          {"figures", figures}};
 }
 analysis::Structure structure_from(const json& j) {
   analysis::Structure s;
   s.traced = j.value("traced", false);
   s.device_traced = j.value("device_traced", false);
   s.ops_traced = j.value("ops_traced", false);
+  s.allocator_traced = j.value("allocator_traced", false);
+  s.driver_memory_traced = j.value("driver_memory_traced", false);
   for (const auto& f : j.value("figures", json::array())) {
     analysis::StructureFigure figure{f.at("name"), 0.0, f.value("detail", "")};
     if (f.at("value").is_number()) figure.value = f.at("value").get<double>();

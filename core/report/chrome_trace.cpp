@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <set>
+#include <unordered_map>
 
 #include "trace/counters.hpp"
 #include "util/atomic_file.hpp"
@@ -69,6 +70,7 @@ class Writer {
     for (std::size_t i = 0; i < t_.kernels.size(); ++i) kernel(t_.kernels[i], i < occupancies_.size() ? occupancies_[i] : std::nullopt);
     for (const auto& c : t_.copies) copy(c);
     for (const auto& m : t_.memsets) memset(m);
+    for (const auto& m : t_.memory) memory(m);
     fmt::format_to(out(), "\n]}}\n");
   }
 
@@ -101,6 +103,8 @@ class Writer {
     std::set<std::uint32_t> threads;
     for (const auto& r : t_.ranges) threads.insert(r.thread);
     for (const auto& c : t_.api_calls) threads.insert(c.thread);
+    for (const auto& m : t_.memory)
+      if (m.source == trace::MemorySource::allocator) threads.insert(m.thread);
     begin_event();
     fmt::format_to(out(), "{{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":{},\"args\":{{\"name\":\"expr worker {}\"}}}}", t_.process,
                    t_.process);
@@ -288,6 +292,34 @@ class Writer {
     flow(m);
   }
 
+  // The allocator's events as the PyTorch profiler writes them with profile_memory ("[memory]"
+  // instants, which TensorBoard's memory view draws); the driver's under a name of expr's own, on the
+  // thread of the API call that made them, so no reader adds them to the allocator's curve.
+  void memory(const trace::MemoryEvent& m) {
+    const bool allocator = m.source == trace::MemorySource::allocator;
+    const auto thread = allocator ? std::optional(m.thread) : thread_of_call(m.correlation);
+    const auto ts = m.time - base_;
+    begin_event();
+    fmt::format_to(out(), FMT_COMPILE("{{\"ph\":\"i\",\"cat\":\"{}\",\"s\":\"{}\",\"name\":\"{}\",\"pid\":{},\"tid\":{},\"ts\":{}.{:03}"),
+                   allocator ? "cpu_instant_event" : "cuda_driver", thread ? "t" : "p", allocator ? "[memory]" : "[driver memory]",
+                   t_.process, thread.value_or(0), ts / 1000, ts % 1000);
+    // Device Type is c10's: 0 for the CPU, 1 for CUDA.
+    fmt::format_to(out(), FMT_COMPILE(",\"args\":{{\"Device Type\":{},\"Device Id\":{},\"Addr\":{},\"Bytes\":{}"), m.device >= 0 ? 1 : 0,
+                   m.device, m.address, m.bytes);
+    if (m.total_allocated >= 0) fmt::format_to(out(), FMT_COMPILE(",\"Total Allocated\":{}"), m.total_allocated);
+    if (m.total_reserved >= 0) fmt::format_to(out(), FMT_COMPILE(",\"Total Reserved\":{}"), m.total_reserved);
+    if (!allocator) fmt::format_to(out(), FMT_COMPILE(",\"correlation\":{}"), m.correlation);
+    if (m.iteration != trace::none) fmt::format_to(out(), FMT_COMPILE(",\"iteration\":{}"), m.iteration);
+    buf_.append(std::string_view("}}"));
+  }
+
+  std::optional<std::uint32_t> thread_of_call(std::uint32_t correlation) {
+    if (threads_of_calls_.empty())
+      for (const auto& c : t_.api_calls) threads_of_calls_.try_emplace(c.correlation, c.thread);
+    const auto it = threads_of_calls_.find(correlation);
+    return it == threads_of_calls_.end() ? std::nullopt : std::optional(it->second);
+  }
+
   struct Pending {
     std::string_view cat;
     trace::StringId name;
@@ -303,6 +335,7 @@ class Writer {
   bool first_ = true;
   std::optional<Pending> pending_end_;  // the "E" of a begin/end pair, written once its args are
   std::vector<bool> short_launch_;      // per API call: it, or device work it launched, is under 1 µs
+  std::unordered_map<std::uint32_t, std::uint32_t> threads_of_calls_;  // correlation id -> thread, once a driver memory event asks
 };
 
 }  // namespace

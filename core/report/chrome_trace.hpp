@@ -1,7 +1,7 @@
 // Exports a trace as Chrome trace-event JSON in the PyTorch profiler's (Kineto's) dialect, which
 // Perfetto, chrome://tracing, TensorBoard's profiler plugin and Holistic Trace Analysis (HTA) read:
 // its categories (cpu_op, user_annotation, cuda_runtime, cuda_driver, kernel, gpu_memcpy,
-// gpu_memset), ProfilerStep#N iterations, ac2g flows from each launch to its device work, its
+// gpu_memset), the allocator's "[memory]" instants, ProfilerStep#N iterations, ac2g flows from each launch to its device work, its
 // top-level keys (schemaVersion, deviceProperties, distributedInfo, trace_id, baseTimeNanoseconds)
 // and its argument names with Kineto's meanings. expr's own figures go under names of its own.
 // docs/chrome-trace.md maps every field to its meaning and its Kineto equivalent.

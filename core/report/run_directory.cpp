@@ -12,6 +12,7 @@
 #include <fstream>
 #include <map>
 
+#include "analysis/memory.hpp"
 #include "outcome/measurement_json.hpp"
 #include "trace/counters.hpp"
 #include "util/atomic_file.hpp"
@@ -63,15 +64,36 @@ json counters_summary(const trace::Trace& t) {
           {"wall_ns", c.wall},                  {"kernels", std::move(kernels)}};
 }
 
-json trace_summary(const trace::Trace& t) {
-  return {{"iterations", t.iterations.size()},
-          {"device_traced", t.collection.device_traced},
-          {"device_unavailable", t.collection.device_unavailable},
-          {"ops_traced", t.collection.ops_traced},
-          {"dropped_records", t.collection.dropped_records},
-          {"unattributed_records", t.collection.unattributed},
-          {"records", t.record_count()},
-          {"counters", counters_summary(t)}};
+// What one source's memory figures come to over the traced iterations: the highest peak, the mean
+// allocated bytes and allocations.
+json memory_summary(const std::vector<analysis::IterationMemory>& per_iteration) {
+  std::int64_t peak = 0;
+  double allocated = 0, allocations = 0;
+  for (const auto& it : per_iteration) {
+    peak = std::max(peak, it.peak);
+    allocated += static_cast<double>(it.allocated);
+    allocations += static_cast<double>(it.allocations);
+  }
+  const auto n = static_cast<double>(std::max<std::size_t>(per_iteration.size(), 1));
+  return {{"peak_bytes", peak}, {"allocated_bytes", allocated / n}, {"allocations", allocations / n}};
+}
+
+json trace_summary(const outcome::Measurement& m) {
+  const auto& t = *m.trace;
+  json summary{{"iterations", t.iterations.size()},
+               {"device_traced", t.collection.device_traced},
+               {"device_unavailable", t.collection.device_unavailable},
+               {"ops_traced", t.collection.ops_traced},
+               {"dropped_records", t.collection.dropped_records},
+               {"unattributed_records", t.collection.unattributed},
+               {"records", t.record_count()},
+               {"counters", counters_summary(t)}};
+  // The memory figures (analysis/memory.hpp) of the experiment's device, where they were traced.
+  if (t.collection.allocator_traced)
+    summary["allocator_memory"] = memory_summary(analysis::memory_per_iteration(t, trace::MemorySource::allocator, m.device == Device::cuda));
+  if (t.collection.device_traced && t.collection.driver_memory_traced)
+    summary["driver_memory"] = memory_summary(analysis::memory_per_iteration(t, trace::MemorySource::driver, true));
+  return summary;
 }
 
 // "file:line:column" as results.json writes a guess's place, back to a position.
@@ -215,7 +237,7 @@ json experiment_json(const ExperimentResult& e, const RunDirectory& dir) {
     x["trace_file"] = fs::relative(dir.native_trace(m.experiment), dir.root()).string();
     x["chrome_trace"] = fs::relative(dir.chrome_trace(m.experiment), dir.root()).string();
     try {
-      x["trace"] = trace_summary(*m.trace);
+      x["trace"] = trace_summary(m);
     } catch (const std::exception& err) {
       x["trace"] = {{"unreadable", err.what()}};
     }

@@ -92,7 +92,7 @@ Table comparison_table(const std::vector<const ExperimentResult*>& experiments) 
   // The figures' columns are named as guesses name them (`expr metrics`), so that a column read in
   // the table can be written in a guess as it stands.
   Table t{{"experiment", "device", "status", "guesses", "gpu_time", "host_time", "first_call", "tflops", "rel_error", "kernels", "copies",
-           "memsets", "kernel", "kernel.occupancy", "kernel.achieved_occupancy", "kernel.launch_api"},
+           "memsets", "peak_memory", "kernel", "kernel.occupancy", "kernel.achieved_occupancy", "kernel.launch_api"},
           {}};
   for (const auto* e : experiments) {
     const auto& m = e->measurement;
@@ -100,7 +100,7 @@ Table comparison_table(const std::vector<const ExperimentResult*>& experiments) 
     t.rows.push_back({m.experiment, ran ? (m.device == Device::cuda ? "cuda" : "cpu") : "—", std::string(outcome::to_string(m.status)),
                       guesses_cell(*e), cell(m, {"gpu_time", {}, ""}), cell(m, {"host_time", {}, ""}), cell(m, {"first_call", {}, ""}),
                       cell(m, {"tflops", {}, ""}), cell(m, {"rel_error", {}, ""}), cell(m, {"kernels", {}, ""}), cell(m, {"copies", {}, ""}),
-                      cell(m, {"memsets", {}, ""}), clip(analysis::short_kernel_name(cell(m, {"kernel", {}, "name"})), 40),
+                      cell(m, {"memsets", {}, ""}), cell(m, {"peak_memory", {}, ""}), clip(analysis::short_kernel_name(cell(m, {"kernel", {}, "name"})), 40),
                       cell(m, {"kernel", {}, "occupancy"}), cell(m, {"kernel", {}, "achieved_occupancy"}), cell(m, {"kernel", {}, "launch_api"})});
   }
   // A column that no experiment can fill (the device's figures in a CPU run, counters when off).

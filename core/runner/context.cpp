@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace expr::runner {
 
 log::Level log_level(LogLevel level) {
@@ -36,6 +38,10 @@ void WorkerContext::report_fact(std::string_view key, std::string_view value) {
 
 void WorkerContext::note_environment(std::string_view key, std::string_view value) {
   measurement_.environment[std::string(key)] = std::string(value);
+}
+
+bool WorkerContext::traces(TraceHook::Records what) const {
+  return std::any_of(hooks_.begin(), hooks_.end(), [what](const auto& h) { return h->records() == what; });
 }
 
 void WorkerContext::start_hooks() {

@@ -1,4 +1,4 @@
-// The Context a plugin sees inside a worker: ranges go to the host recorder, facts and correctness
+// The Context a plugin sees inside a worker: ranges and allocations go to the host recorder, facts and correctness
 // figures to the measurement, log lines to the worker's logger (util/log.hpp) and so to the parent.
 // It also enforces that correctness comes only from verify() (expr/plugin.hpp: setup must not run
 // the measured work).
@@ -37,6 +37,10 @@ class WorkerContext final : public Context {
   void report_fact(std::string_view key, std::string_view value) override;
   void note_environment(std::string_view key, std::string_view value) override;
   void add_trace_hook(std::unique_ptr<TraceHook> hook) override { hooks_.push_back(std::move(hook)); }
+  void record_allocation(std::uint64_t address, std::int64_t bytes, std::int64_t total_allocated, std::int64_t total_reserved,
+                         int device) override {
+    recorder_.allocation(address, bytes, total_allocated, total_reserved, device);
+  }
 
   // The plugin hook the runner is about to call ("setup()", "run()", "verify()", "teardown()"),
   // for the error when a hook does what only another may.
@@ -48,7 +52,8 @@ class WorkerContext final : public Context {
   // Around the traced iterations.
   void start_hooks();
   void stop_hooks();
-  bool has_hooks() const { return !hooks_.empty(); }
+  // Whether a hook records this (TraceHook::records).
+  bool traces(TraceHook::Records what) const;
 
   // As setup() returns: hooks stop watching it. Then what they saw there, by name.
   void setup_done();

@@ -322,7 +322,8 @@ class Session {
     } else {
       trace_.collection.device_unavailable = "the experiment ran on the cpu";
     }
-    trace_.collection.ops_traced = ctx_.has_hooks();
+    trace_.collection.ops_traced = ctx_.traces(TraceHook::Records::ops);
+    trace_.collection.allocator_traced = ctx_.traces(TraceHook::Records::allocations);
     ctx_.entering("run()");
     ctx_.start_hooks();
     for (int i = 0; i < calls; ++i) {

@@ -1,3 +1,4 @@
+// Host ranges and the framework allocator's events into a Trace: see recorder.hpp.
 #include "trace/recorder.hpp"
 
 #include <sys/syscall.h>
@@ -72,6 +73,15 @@ void HostRecorder::end(std::int64_t handle) {
   if (!open_ranges.empty() && open_ranges.back() == handle) open_ranges.pop_back();
   std::lock_guard lock(mutex_);
   trace_.ranges[static_cast<std::size_t>(handle)].end = end;
+}
+
+void HostRecorder::allocation(std::uint64_t address, std::int64_t bytes, std::int64_t total_allocated, std::int64_t total_reserved,
+                              std::int32_t device) {
+  if (!recording()) return;
+  const Ns time = now();
+  std::lock_guard lock(mutex_);
+  trace_.memory.push_back({MemorySource::allocator, device, current_thread(), time, bytes, address, total_allocated, total_reserved, 0,
+                           iteration_});
 }
 
 }  // namespace expr::trace

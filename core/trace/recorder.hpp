@@ -1,4 +1,5 @@
-// Records host ranges (iterations, plugin ranges, framework ops) into a Trace while tracing is on.
+// Records host ranges (iterations, plugin ranges, framework ops) and the framework allocator's
+// events into a Trace while tracing is on.
 #pragma once
 
 #include <atomic>
@@ -23,6 +24,11 @@ class HostRecorder {
   // Returns a handle for end(), or a negative one when not recording.
   std::int64_t begin(std::string_view name, RangeKind kind);
   void end(std::int64_t handle);
+
+  // One allocation (bytes > 0) or release by the framework's allocator (MemorySource::allocator),
+  // stamped with the time, the thread and the open iteration; nothing when not recording.
+  void allocation(std::uint64_t address, std::int64_t bytes, std::int64_t total_allocated, std::int64_t total_reserved,
+                  std::int32_t device);
 
  private:
   Trace& trace_;

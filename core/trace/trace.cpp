@@ -38,9 +38,12 @@ std::optional<Enum> named(const std::array<std::string_view, N>& names, std::str
   return std::nullopt;
 }
 
+constexpr std::array<std::string_view, 2> memory_source_names{"allocator", "driver"};
 constexpr std::array<std::string_view, 2> counter_replay_names{"kernel", "iteration"};
 constexpr std::array<std::string_view, 4> counter_state_names{"not_taken", "off", "unavailable", "collected"};
 }  // namespace
+
+std::string_view to_string(MemorySource source) { return memory_source_names[static_cast<std::size_t>(source)]; }
 
 std::string_view to_string(CounterReplay replay) { return counter_replay_names[static_cast<std::size_t>(replay)]; }
 
@@ -59,7 +62,7 @@ const DeviceProperties* Trace::device(std::uint32_t id) const {
 }
 
 std::size_t Trace::record_count() const {
-  return ranges.size() + api_calls.size() + kernels.size() + copies.size() + memsets.size() + syncs.size();
+  return ranges.size() + api_calls.size() + kernels.size() + copies.size() + memsets.size() + syncs.size() + memory.size();
 }
 
 Ns Trace::earliest() const {
@@ -68,6 +71,7 @@ Ns Trace::earliest() const {
     for (const auto& r : records) e = std::min(e, r.start);
   };
   consider(ranges), consider(api_calls), consider(kernels), consider(copies), consider(memsets);
+  for (const auto& m : memory) e = std::min(e, m.time);
   return e == std::numeric_limits<Ns>::max() ? 0 : e;
 }
 
@@ -145,6 +149,12 @@ void link(Trace& trace) {
   link_spans(trace.kernels, trace.api_calls, call_of, trace.collection.unattributed);
   link_spans(trace.copies, trace.api_calls, call_of, trace.collection.unattributed);
   link_spans(trace.memsets, trace.api_calls, call_of, trace.collection.unattributed);
+  for (auto& m : trace.memory) {
+    if (m.source != MemorySource::driver) continue;
+    const auto it = call_of.find(m.correlation);
+    // A release at the process's end, or by a library's own thread, may have no call traced.
+    m.iteration = it == call_of.end() ? iteration_at(trace.iterations, m.time) : trace.api_calls[static_cast<std::size_t>(it->second)].iteration;
+  }
 }
 
 }  // namespace expr::trace

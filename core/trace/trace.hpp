@@ -7,8 +7,6 @@
 #pragma once
 
 #include <array>
-#include <functional>
-#include <optional>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -129,6 +127,32 @@ struct Synchronization {
   std::uint32_t correlation = 0;
 };
 
+// Who saw an allocation or a release. allocator: the framework's allocator, told by the plugin
+// (expr_torch reports LibTorch's caching allocator, expr/plugin.hpp's record_allocation); what the
+// framework's tensors hold. driver: the CUDA driver, through CUPTI (cudaMalloc, cuMemAlloc, the
+// stream-ordered allocator, and their frees); what reaches the device's memory manager, which a
+// caching allocator asks only when its cache is short.
+enum class MemorySource : std::uint8_t { allocator, driver };
+std::string_view to_string(MemorySource source);
+
+// One allocation (bytes > 0) or release (bytes < 0): an instant on the trace's clock.
+struct MemoryEvent {
+  MemorySource source = MemorySource::allocator;
+  std::int32_t device = -1;  // the CUDA device; -1 is host memory
+  std::uint32_t thread = 0;  // the allocator's caller; 0 for the driver's records
+  Ns time = 0;
+  std::int64_t bytes = 0;
+  std::uint64_t address = 0;
+  // What the allocator holds for tensors, and has reserved from the driver, after this event, as it
+  // counts them; -1 where the source does not say (the driver's records).
+  std::int64_t total_allocated = -1;
+  std::int64_t total_reserved = -1;
+  std::uint32_t correlation = 0;  // the driver's records: the API call that made them
+  // allocator: the traced iteration open when it was recorded; driver: filled by link(), from
+  // its API call.
+  std::int32_t iteration = none;
+};
+
 struct Iteration {
   std::int32_t range = none;  // its HostRange
   Ns start = 0;
@@ -161,6 +185,8 @@ struct Collection {
   bool device_traced = false;
   std::string device_unavailable;  // why there is no device side, when there is none
   bool ops_traced = false;         // a framework op observer was on
+  bool allocator_traced = false;   // the plugin reported its allocator's events (MemorySource::allocator)
+  bool driver_memory_traced = false;  // CUPTI recorded the driver's allocations (MemorySource::driver)
   std::uint64_t dropped_records = 0;
   std::uint64_t unattributed = 0;  // device records link() could not place in an iteration
 };
@@ -207,6 +233,7 @@ struct Trace {
   std::vector<Copy> copies;
   std::vector<Memset> memsets;
   std::vector<Synchronization> syncs;
+  std::vector<MemoryEvent> memory;  // in the order recorded: by time within each source
   std::vector<DeviceProperties> devices;
   Collection collection;
   CounterCollection counters;
@@ -222,7 +249,8 @@ struct Trace {
 // Joins device records to the API calls that launched them (by correlation id), and each API call
 // to the innermost host range open on its thread when it was made (host ranges and API calls share
 // the clock and the thread ids), and so to an iteration. A call inside no range of its thread (a
-// library's own thread, say) belongs to the iteration whose interval contains it.
+// library's own thread, say) belongs to the iteration whose interval contains it. The driver's
+// memory events take their API call's iteration.
 void link(Trace& trace);
 
 }  // namespace expr::trace

@@ -141,6 +141,20 @@ std::vector<Column<Synchronization>> columns() {
           time<Synchronization>("end", &Synchronization::end),        plain<Synchronization>("correlation", &Synchronization::correlation)};
 }
 
+template <>
+std::vector<Column<MemoryEvent>> columns() {
+  return {plain<MemoryEvent>("source", &MemoryEvent::source),
+          plain<MemoryEvent>("device", &MemoryEvent::device),
+          plain<MemoryEvent>("thread", &MemoryEvent::thread),
+          time<MemoryEvent>("time", &MemoryEvent::time),
+          plain<MemoryEvent>("bytes", &MemoryEvent::bytes),
+          plain<MemoryEvent>("address", &MemoryEvent::address),
+          plain<MemoryEvent>("total_allocated", &MemoryEvent::total_allocated),
+          plain<MemoryEvent>("total_reserved", &MemoryEvent::total_reserved),
+          plain<MemoryEvent>("correlation", &MemoryEvent::correlation),
+          plain<MemoryEvent>("iteration", &MemoryEvent::iteration)};
+}
+
 template <class Record>
 void write_table(fmt::memory_buffer& out, const char* key, const std::vector<Record>& records, Ns epoch) {
   const auto cols = columns<Record>();
@@ -251,6 +265,11 @@ void check_references(const Trace& t) {
   for (std::size_t i = 0; i < t.copies.size(); ++i) name("copies", i, t.copies[i].name);
   for (std::size_t i = 0; i < t.memsets.size(); ++i) name("memsets", i, t.memsets[i].name);
   for (std::size_t i = 0; i < t.syncs.size(); ++i) name("syncs", i, t.syncs[i].name);
+  for (std::size_t i = 0; i < t.memory.size(); ++i) {
+    if (t.memory[i].source != MemorySource::allocator && t.memory[i].source != MemorySource::driver)
+      fail("memory", i, fmt::format("source {} is neither allocator (0) nor driver (1)", static_cast<int>(t.memory[i].source)));
+    index("memory", i, "iteration", t.memory[i].iteration, t.iterations.size());
+  }
 }
 
 // The counters phase's outcome, and each measured kernel's values as [kernel row, value...].
@@ -314,6 +333,8 @@ void save(const Trace& trace, const std::filesystem::path& file) {
              {{"device_traced", trace.collection.device_traced},
               {"device_unavailable", trace.collection.device_unavailable},
               {"ops_traced", trace.collection.ops_traced},
+              {"allocator_traced", trace.collection.allocator_traced},
+              {"driver_memory_traced", trace.collection.driver_memory_traced},
               {"dropped_records", trace.collection.dropped_records}}},
             {"devices", json::array()},
             {"strings", trace.strings.all()},
@@ -333,6 +354,7 @@ void save(const Trace& trace, const std::filesystem::path& file) {
   write_table(out, "copies", trace.copies, epoch);
   write_table(out, "memsets", trace.memsets, epoch);
   write_table(out, "syncs", trace.syncs, epoch);
+  write_table(out, "memory", trace.memory, epoch);
   out.append(std::string_view("}\n"));
   util::write_atomically(file, std::string_view(out.data(), out.size()));
 }
@@ -354,6 +376,9 @@ Trace load(const std::filesystem::path& file) {
     t.collection.device_traced = c.at("device_traced");
     t.collection.device_unavailable = c.at("device_unavailable");
     t.collection.ops_traced = c.at("ops_traced");
+    // Traces recorded before expr traced memory have neither.
+    t.collection.allocator_traced = c.value("allocator_traced", false);
+    t.collection.driver_memory_traced = c.value("driver_memory_traced", false);
     t.collection.dropped_records = whole<std::uint64_t>(c.at("dropped_records"), "dropped_records");
     for (const auto& d : doc.at("devices")) t.devices.push_back(device_from(d));
     for (const auto& s : doc.at("strings"))
@@ -368,6 +393,7 @@ Trace load(const std::filesystem::path& file) {
     read_table(doc, "copies", t.copies, epoch);
     read_table(doc, "memsets", t.memsets, epoch);
     read_table(doc, "syncs", t.syncs, epoch);
+    read_table(doc, "memory", t.memory, epoch);
     // Traces recorded before the counters phase existed have none: State::not_taken.
     if (doc.contains("counters")) read_counters(doc.at("counters"), t);
     check_references(t);

@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "attention.hpp"
+#include "expr_torch/memory_tracer.hpp"
 #include "expr_torch/op_tracer.hpp"
 #include "expr_torch/tensors.hpp"
 
@@ -41,6 +42,7 @@ class MaskedFill final : public expr::Plugin {
   // Inputs and the mask only: the first forward, cuBLAS's first use with it, is the cold call.
   void setup(expr::Context& ctx, const expr::Params& p) override {
     expr_torch::trace_ops(ctx);
+    expr_torch::trace_memory(ctx);
     shape_ = attention::shape_of(p);
     inplace_ = p.boolean("inplace");
     const auto device = expr_torch::device_of(ctx);

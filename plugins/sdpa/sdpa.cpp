@@ -8,6 +8,7 @@
 #include <string>
 
 #include "attention.hpp"
+#include "expr_torch/memory_tracer.hpp"
 #include "expr_torch/op_tracer.hpp"
 #include "expr_torch/tensors.hpp"
 
@@ -75,6 +76,7 @@ class Sdpa final : public expr::Plugin {
   void setup(expr::Context& ctx, const expr::Params& p) override {
 #if TORCH_VERSION_MAJOR >= 2
     expr_torch::trace_ops(ctx);
+    expr_torch::trace_memory(ctx);
     shape_ = attention::shape_of(p);
     causal_ = p.boolean("causal");
     const auto& backend = p.string("backend");

@@ -86,7 +86,7 @@ TEST_CASE("show prints the stored report and replay reaches the same verdicts fr
   const auto shown = e2e::expr(dir, "show run");
   INFO(shown.all());
   CHECK(shown.exit_code == 0);
-  CHECK(shown.out.find("Guess vs trace: 6 confirmed, 0 contradicted, 3 not evaluable") != std::string::npos);
+  CHECK(shown.out.find("Guess vs trace: 7 confirmed, 0 contradicted, 3 not evaluable") != std::string::npos);
   CHECK(shown.out.find("traces:  run/traces (Perfetto, TensorBoard, HTA") != std::string::npos);
 
   const auto replayed = e2e::expr(dir, "replay run --out replayed");

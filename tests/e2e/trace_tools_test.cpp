@@ -42,6 +42,25 @@ bool tensorboard_finds(const fs::path& file) {
   return name.ends_with(".pt.trace.json") || name.ends_with(".pt.trace.json.gz");
 }
 
+// An allocation or release: the allocator's as Kineto writes them with profile_memory, which
+// TensorBoard's memory view reads (its MemoryEvent: Device Type as c10's, Device Id, Addr, Bytes,
+// Total Allocated, Total Reserved); the driver's under another name, so that view never adds them.
+void check_memory_event(const json& ev) {
+  for (const char* key : {"cat", "s", "pid", "tid", "ts", "args"}) REQUIRE_MESSAGE(ev.contains(key), key);
+  const auto& args = ev.at("args");
+  for (const char* key : {"Device Type", "Device Id", "Addr", "Bytes"}) CHECK_MESSAGE(args.contains(key), key);
+  CHECK((args.at("Device Type") == 0 || args.at("Device Type") == 1));
+  CHECK(args.at("Bytes").get<std::int64_t>() != 0);
+  if (ev.at("name") == "[memory]") {
+    CHECK(ev.at("cat") == "cpu_instant_event");
+    CHECK(ev.at("s") == "t");
+    CHECK(args.contains("Total Allocated"));
+  } else {
+    CHECK(ev.at("name") == "[driver memory]");
+    CHECK(ev.at("cat") == "cuda_driver");
+  }
+}
+
 struct Span {
   std::int64_t start, end;  // ns
   const json* event;        // the "X" or "B" event
@@ -76,16 +95,21 @@ void check_trace(const json& trace, const std::string& text, const json& results
   std::map<std::int64_t, std::pair<std::int64_t, std::int64_t>> external_ranges;  // External id -> host range
   std::map<std::int64_t, std::vector<std::pair<std::int64_t, std::int64_t>>> launches_in;  // External id -> API calls
   std::vector<const json*> flows;
-  int steps = 0;
+  int steps = 0, memory_events = 0;
   const std::set<std::string> device_categories{"kernel", "gpu_memcpy", "gpu_memset"};
   const std::set<std::string> categories{"user_annotation", "cpu_op", "cuda_runtime", "cuda_driver", "kernel", "gpu_memcpy", "gpu_memset"};
   const auto& events = trace.at("traceEvents");
   for (std::size_t i = 0; i < events.size(); ++i) {
     const auto& ev = events[i];
     const auto ph = ev.at("ph").get<std::string>();
-    REQUIRE_MESSAGE((ph == "X" || ph == "B" || ph == "E" || ph == "M" || ph == "s" || ph == "f"), ph);
+    REQUIRE_MESSAGE((ph == "X" || ph == "B" || ph == "E" || ph == "M" || ph == "s" || ph == "f" || ph == "i"), ph);
     REQUIRE(ev.contains("name"));  // TensorBoard's reader looks at every event's name
     if (ph == "M") continue;
+    if (ph == "i") {
+      check_memory_event(ev);
+      ++memory_events;
+      continue;
+    }
     const std::pair track{ev.at("pid").get<std::int64_t>(), ev.at("tid").get<std::int64_t>()};
     const auto start = ns(ev.at("ts").get<double>());
     if (ph == "s" || ph == "f") {
@@ -170,6 +194,9 @@ void check_trace(const json& trace, const std::string& text, const json& results
   }
   for (const auto& [track, stack] : open) CHECK_MESSAGE(stack.empty(), "a B event with no E");
   CHECK(steps > 0);
+  // An experiment whose allocator was traced has its events in the trace, for TensorBoard's memory view.
+  for (const auto& e : results.at("experiments"))
+    if (e.at("name") == experiment && e.contains("trace") && e.at("trace").contains("allocator_memory")) CHECK(memory_events > 0);
 
   // Begin/end pairs are events under 1 µs, or a launch and its device work of which one is: HTA,
   // which reads only complete events, then meets neither half of such a pair.

@@ -90,7 +90,7 @@ TEST_CASE("the installed tree holds the command, the bundled plugins, only the p
   std::sort(headers.begin(), headers.end());
   std::vector<std::string> expected{"expr/plugin.hpp"};
   if (EXPR_SDK_WITH_TORCH) {
-    expected = {"expr/plugin.hpp", "expr_torch/op_tracer.hpp", "expr_torch/tensors.hpp"};
+    expected = {"expr/plugin.hpp", "expr_torch/memory_tracer.hpp", "expr_torch/op_tracer.hpp", "expr_torch/tensors.hpp"};
     CHECK(fs::is_regular_file(prefix / "lib/expr/plugins/masked_fill.so"));
     CHECK(fs::is_regular_file(prefix / "lib/libexpr_torch.a"));
   }

@@ -96,6 +96,20 @@ CUpti_ActivitySynchronization2 sync(CUpti_ActivitySynchronizationType type, std:
   return r;
 }
 
+CUpti_ActivityMemory4 memory_record(CUpti_ActivityMemoryOperationType operation, CUpti_ActivityMemoryKind kind, std::uint64_t bytes,
+                                    std::uint64_t timestamp, std::uint32_t correlation) {
+  CUpti_ActivityMemory4 r{};
+  r.kind = CUPTI_ACTIVITY_KIND_MEMORY2;
+  r.memoryOperationType = operation;
+  r.memoryKind = kind;
+  r.bytes = bytes;
+  r.address = 0x7f0000000000;
+  r.timestamp = timestamp;
+  r.deviceId = 1;
+  r.correlationId = correlation;
+  return r;
+}
+
 // One record handed to the decoder as CUPTI hands it over: a CUpti_Activity to switch on.
 template <class Record>
 void add(cupti::Decoder& decoder, const Record& record) {
@@ -280,6 +294,25 @@ TEST_CASE("memsets keep their value, bytes, stream and ids") {
   CHECK(out.start == 900);
   CHECK(out.end == 910);
   CHECK(out.correlation == 15);
+}
+
+TEST_CASE("the driver's allocations and releases are signed sizes, on the device or in host memory, in time order") {
+  cupti::Decoder decoder;
+  add(decoder, memory_record(CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 2 << 20, 900, 12));
+  add(decoder, memory_record(CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 2 << 20, 500, 11));
+  add(decoder, memory_record(CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION, CUPTI_ACTIVITY_MEMORY_KIND_PINNED, 4096, 700, 13));
+  add(decoder, memory_record(CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_INVALID, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 1, 800, 14));
+  const auto t = merged(std::move(decoder));
+  REQUIRE(t.memory.size() == 3);  // an operation that is neither is not a change of memory
+  CHECK(t.memory[0].source == trace::MemorySource::driver);
+  CHECK(t.memory[0].time == 500);
+  CHECK(t.memory[0].bytes == 2 << 20);
+  CHECK(t.memory[0].device == 1);
+  CHECK(t.memory[0].correlation == 11);
+  CHECK(t.memory[0].address == 0x7f0000000000);
+  CHECK(t.memory[0].total_allocated == -1);  // the driver does not say
+  CHECK(t.memory[1].device == -1);           // pinned host memory
+  CHECK(t.memory[2].bytes == -(2 << 20));
 }
 
 TEST_CASE("synchronizations are named by type and take the thread of their API call") {

@@ -48,7 +48,7 @@
 namespace expr {
 
 // Bumped whenever anything in this header changes layout or meaning.
-inline constexpr std::uint32_t plugin_abi_version = 3;
+inline constexpr std::uint32_t plugin_abi_version = 4;
 
 enum class Device { cpu, cuda };
 
@@ -138,6 +138,12 @@ class TraceHook {
   // runner notes that setup ran the measured work and the first call was not cold.
   virtual void setup_done() {}
   virtual std::vector<std::string> seen_in_setup() const { return {}; }
+
+  // What start() records: framework ops as host ranges (the default), or the framework allocator's
+  // events (Context::record_allocation). The trace says which it holds, so that a figure nothing
+  // recorded reads as not traced rather than as zero.
+  enum class Records { ops, allocations };
+  virtual Records records() const { return Records::ops; }
 };
 
 class Context {
@@ -185,6 +191,15 @@ class Context {
   virtual void note_environment(std::string_view key, std::string_view value) = 0;
 
   virtual void add_trace_hook(std::unique_ptr<TraceHook> hook) = 0;
+
+  // One allocation (bytes > 0) or release (bytes < 0) by the framework's allocator, for the memory
+  // figures (peak_memory, allocated_bytes, allocations) and the trace's memory events. Kept only
+  // while an iteration is traced; call it from a TraceHook started around them (expr_torch's
+  // trace_memory reports LibTorch's allocators so). total_allocated and total_reserved: what the
+  // allocator holds for tensors and has reserved from the driver after it, -1 where it does not
+  // say; device: the CUDA device, -1 for host memory.
+  virtual void record_allocation(std::uint64_t address, std::int64_t bytes, std::int64_t total_allocated, std::int64_t total_reserved,
+                                 int device) = 0;
 };
 
 // ---- The plugin itself --------------------------------------------------------------------------
