@@ -7,6 +7,7 @@
 #include <cmath>
 #include <set>
 
+#include "series/sweep.hpp"
 #include "util/paths.hpp"
 #include "util/text.hpp"
 
