@@ -32,6 +32,7 @@ ApplicableAxes applicable_axes(const ExperimentSpec& x, const Description& plugi
                                std::vector<util::Problem>& problems);
 
 // The axes with their values typed; a value of the wrong type is a problem at its place, and left out.
+// Every axis must be a parameter of the plugin, as applicable_axes leaves them.
 std::vector<TypedAxis> typed_axes(const std::vector<AxisSpec>& axes, const Description& plugin, std::vector<util::Problem>& problems);
 
 // Axes that turn together: each step of the space sets every one of them to its value at that step.
