@@ -231,113 +231,171 @@ void draw(const JudgedSweepGuess& v, std::size_t style, const plot::Line* line, 
   }
 }
 
-}  // namespace
-
-std::vector<Plot> sweep_plots(const RunResult& run) {
-  // One style (colour and marker) per family, the same in every plot.
+// The run's families in the order it first has them. A family's index is its style (colour and
+// marker), the same in every plot.
+std::vector<std::string> families_of(const RunResult& run) {
   std::vector<std::string> families;
   for (const auto& e : run.experiments)
     if (std::find(families.begin(), families.end(), e.family) == families.end()) families.push_back(e.family);
-  const auto style_of = [&](const std::string& family) { return std::size_t(std::find(families.begin(), families.end(), family) - families.begin()); };
+  return families;
+}
 
+std::size_t style_of(const std::vector<std::string>& families, const std::string& family) {
+  return std::size_t(std::find(families.begin(), families.end(), family) - families.begin());
+}
+
+// A categorical axis goes along x only when no numeric one can: in a sweep with a numeric axis
+// beside it, it splits panels instead.
+bool goes_along_x(const AxisInfo& axis, const std::vector<AxisInfo>& axes, const RunResult& run) {
+  if (axis.numeric || std::none_of(axes.begin(), axes.end(), [](const AxisInfo& a) { return a.numeric; })) return true;
+  return std::none_of(run.experiments.begin(), run.experiments.end(), [&](const ExperimentResult& e) {
+    return value_on(e.point, axis.name) && std::any_of(e.point.begin(), e.point.end(), [&](const auto& kv) {
+             return std::any_of(axes.begin(), axes.end(), [&](const AxisInfo& a) { return a.name == kv.first && a.numeric; });
+           });
+  });
+}
+
+// Where a value lies along x: the number itself, or a category's index.
+double x_of(const AxisInfo& axis, const ParamValue& v) {
+  return axis.numeric ? *number(v) : double(std::find(axis.values.begin(), axis.values.end(), v) - axis.values.begin());
+}
+
+std::vector<std::string> panels_of(const RunResult& run, const AxisInfo& axis) {
+  std::vector<std::string> panels;
+  for (const auto& e : run.experiments)
+    if (value_on(e.point, axis.name))
+      if (const auto p = panel_of(e.point, axis.name); std::find(panels.begin(), panels.end(), p) == panels.end()) panels.push_back(p);
+  return panels;
+}
+
+// The experiments of one panel, in x order.
+std::vector<const ExperimentResult*> panel_members(const RunResult& run, const AxisInfo& axis, const std::string& panel) {
+  std::vector<const ExperimentResult*> members;
+  for (const auto& e : run.experiments)
+    if (value_on(e.point, axis.name) && panel_of(e.point, axis.name) == panel) members.push_back(&e);
+  std::stable_sort(members.begin(), members.end(), [&](const ExperimentResult* a, const ExperimentResult* b) {
+    return x_of(axis, *value_on(a->point, axis.name)) < x_of(axis, *value_on(b->point, axis.name));
+  });
+  return members;
+}
+
+// The main figures, then any other metric a guess about this axis reads.
+std::vector<Figure> figures_along(const RunResult& run, const AxisInfo& axis) {
+  auto figures = main_figures();
+  for (const auto& v : run.sweep_guesses)
+    if (v.axis == axis.name && !v.metric.metric.empty() &&
+        std::none_of(figures.begin(), figures.end(), [&](const Figure& f) { return same_metric(f.metric, v.metric); }))
+      figures.push_back(figure_for(v));
+  return figures;
+}
+
+// A chart with no lines yet: its title, its axes' scales and what the figure shows.
+plot::Chart empty_chart(const RunResult& run, const AxisInfo& axis, const std::string& panel, const Figure& figure) {
+  plot::Chart chart;
+  chart.title = fmt::format("{} over {}", figure.title, axis.name);
+  chart.subtitle = panel.empty() ? run.series : fmt::format("{} · {}", panel, run.series);
+  chart.x.label = axis.name;
+  chart.x.scale = axis.powers_of_two ? plot::Scale::log : plot::Scale::linear;
+  chart.x.ticks_at_data = axis.numeric;
+  if (!axis.numeric)
+    for (const auto& v : axis.values) chart.x.categories.push_back(series::to_string(v));
+  chart.y.label = figure.title;
+  chart.y.unit = figure.unit;
+  chart.y.scale = axis.powers_of_two && figure.unit == plot::Unit::duration_ns ? plot::Scale::log : plot::Scale::linear;
+  chart.y.from_zero = chart.y.scale == plot::Scale::linear;
+  if (figure.unit == plot::Unit::percent) chart.y.most = 1;
+  chart.notes.push_back({Tone::plain, figure.about});
+  return chart;
+}
+
+// An experiment that has no value because it did not run: its status, and the reason's first
+// sentence (the whole of it is in the tables).
+std::string not_run_line(const outcome::Measurement& m) {
+  const auto sentence = m.reason.find(". ");
+  return fmt::format("{} {}{}", m.experiment, outcome::to_string(m.status),
+                     m.reason.empty() ? "" : ": " + m.reason.substr(0, sentence == std::string::npos ? sentence : sentence + 1));
+}
+
+// What one figure draws of a panel's experiments.
+struct FigureLines {
+  std::vector<plot::Line> lines;
+  bool any_value = false;
+  std::vector<std::string> not_run;  // not_run_line of each experiment that did not run
+};
+
+// One line per family; a figure of the main kernel draws one line per kernel instead, named by the
+// kernel alone (the colour and marker say the variant): where another kernel becomes the main one,
+// its line starts, rather than one line joining different kernels.
+FigureLines figure_lines(const std::vector<const ExperimentResult*>& members, const AxisInfo& axis, const Figure& figure, const std::vector<std::string>& families) {
+  FigureLines out;
+  for (const auto& family : families) {
+    std::vector<plot::Line> kernel_lines;
+    plot::Line line{family, style_of(families, family), {}};
+    for (const auto* e : members) {
+      if (e->family != family) continue;
+      const double x = x_of(axis, *value_on(e->point, axis.name));
+      auto p = reading(*e, figure, x);
+      out.any_value = out.any_value || p.has_value();
+      if (figure.metric.metric == "kernel") {
+        if (!p) continue;
+        const auto kernel = main_kernel_name(e->measurement);
+        auto it = std::find_if(kernel_lines.begin(), kernel_lines.end(), [&](const plot::Line& l) { return l.name == kernel; });
+        if (it == kernel_lines.end()) it = kernel_lines.insert(kernel_lines.end(), plot::Line{kernel, style_of(families, family), {}});
+        p->tooltip += "\nkernel: " + kernel;
+        it->points.push_back(std::move(*p));
+        continue;
+      }
+      line.points.push_back(p ? std::move(*p) : plot::Point{x, std::numeric_limits<double>::quiet_NaN(), {}, {}, {}});
+      if (e->measurement.status != outcome::Status::ok) out.not_run.push_back(not_run_line(e->measurement));
+    }
+    if (!line.points.empty()) out.lines.push_back(std::move(line));
+    for (auto& l : kernel_lines) out.lines.push_back(std::move(l));
+  }
+  return out;
+}
+
+// The figure's chart for one panel, or nothing when no experiment there has a value of it.
+std::optional<plot::Chart> figure_chart(const RunResult& run, const AxisInfo& axis, const std::string& panel,
+                                        const std::vector<const ExperimentResult*>& members, const Figure& figure, const std::vector<std::string>& families) {
+  auto drawn = figure_lines(members, axis, figure, families);
+  if (!drawn.any_value) return std::nullopt;
+  auto chart = empty_chart(run, axis, panel, figure);
+  chart.lines = std::move(drawn.lines);
+  for (std::size_t i = 0; i < drawn.not_run.size() && i < 3; ++i) chart.notes.push_back({Tone::plain, "No value: " + drawn.not_run[i]});
+  if (drawn.not_run.size() > 3)
+    chart.notes.push_back({Tone::plain, fmt::format("No value either for {} more points that did not run.", drawn.not_run.size() - 3)});
+  for (const auto& v : run.sweep_guesses) {
+    if (v.axis != axis.name || v.group != panel || !same_metric(v.metric, figure.metric)) continue;
+    const auto line = std::find_if(chart.lines.begin(), chart.lines.end(), [&](const plot::Line& l) { return l.name == v.family; });
+    draw(v, style_of(families, v.family), line == chart.lines.end() ? nullptr : &*line, chart);
+  }
+  return chart;
+}
+
+// "seq-gpu_time-dtype_bf16.svg", numbered when two panels read alike once cleaned for a file name.
+std::string plot_file(const AxisInfo& axis, const Figure& figure, const std::string& panel, std::set<std::string>& files) {
+  const auto name = file_part(axis.name) + "-" + figure.key + (panel.empty() ? "" : "-" + file_part(panel));
+  auto file = name;
+  for (int n = 2; files.count(file + ".svg"); ++n) file = fmt::format("{}-{}", name, n);
+  files.insert(file + ".svg");
+  return file + ".svg";
+}
+
+}  // namespace
+
+std::vector<Plot> sweep_plots(const RunResult& run) {
+  const auto families = families_of(run);
   const auto axes = axes_of(run);
-  const bool any_numeric = std::any_of(axes.begin(), axes.end(), [](const AxisInfo& a) { return a.numeric; });
   std::vector<Plot> plots;
   std::set<std::string> files;
   for (const auto& axis : axes) {
-    // A categorical axis goes along x only when no numeric one can; otherwise it splits panels.
-    if (!axis.numeric && any_numeric) {
-      const bool alongside_numeric = std::any_of(run.experiments.begin(), run.experiments.end(), [&](const ExperimentResult& e) {
-        return value_on(e.point, axis.name) && std::any_of(e.point.begin(), e.point.end(), [&](const auto& kv) {
-                 return std::any_of(axes.begin(), axes.end(), [&](const AxisInfo& a) { return a.name == kv.first && a.numeric; });
-               });
-      });
-      if (alongside_numeric) continue;
-    }
-    const auto x_of = [&](const ParamValue& v) {
-      return axis.numeric ? *number(v) : double(std::find(axis.values.begin(), axis.values.end(), v) - axis.values.begin());
-    };
-    std::vector<std::string> panels;
-    for (const auto& e : run.experiments)
-      if (value_on(e.point, axis.name))
-        if (const auto p = panel_of(e.point, axis.name); std::find(panels.begin(), panels.end(), p) == panels.end()) panels.push_back(p);
-
-    // The main figures, then any other metric a guess about this axis reads.
-    auto figures = main_figures();
-    for (const auto& v : run.sweep_guesses)
-      if (v.axis == axis.name && !v.metric.metric.empty() &&
-          std::none_of(figures.begin(), figures.end(), [&](const Figure& f) { return same_metric(f.metric, v.metric); }))
-        figures.push_back(figure_for(v));
-
-    for (const auto& panel : panels) {
-      std::vector<const ExperimentResult*> members;
-      for (const auto& e : run.experiments)
-        if (value_on(e.point, axis.name) && panel_of(e.point, axis.name) == panel) members.push_back(&e);
-      std::stable_sort(members.begin(), members.end(), [&](const ExperimentResult* a, const ExperimentResult* b) {
-        return x_of(*value_on(a->point, axis.name)) < x_of(*value_on(b->point, axis.name));
-      });
-      for (const auto& figure : figures) {
-        plot::Chart chart;
-        chart.title = fmt::format("{} over {}", figure.title, axis.name);
-        chart.subtitle = panel.empty() ? run.series : fmt::format("{} · {}", panel, run.series);
-        chart.x.label = axis.name;
-        chart.x.scale = axis.powers_of_two ? plot::Scale::log : plot::Scale::linear;
-        chart.x.ticks_at_data = axis.numeric;
-        if (!axis.numeric)
-          for (const auto& v : axis.values) chart.x.categories.push_back(series::to_string(v));
-        chart.y.label = figure.title;
-        chart.y.unit = figure.unit;
-        chart.y.scale = axis.powers_of_two && figure.unit == plot::Unit::duration_ns ? plot::Scale::log : plot::Scale::linear;
-        chart.y.from_zero = chart.y.scale == plot::Scale::linear;
-        if (figure.unit == plot::Unit::percent) chart.y.most = 1;
-        chart.notes.push_back({Tone::plain, figure.about});
-        bool any_value = false;
-        std::vector<std::string> not_run;
-        for (const auto& family : families) {
-          // A figure of the main kernel draws one line per kernel, named: where another kernel
-          // becomes the main one, its line starts, rather than one line joining different kernels.
-          std::vector<plot::Line> kernel_lines;
-          plot::Line line{family, style_of(family), {}};
-          for (const auto* e : members) {
-            if (e->family != family) continue;
-            const double x = x_of(*value_on(e->point, axis.name));
-            auto p = reading(*e, figure, x);
-            any_value = any_value || p.has_value();
-            if (figure.metric.metric == "kernel") {
-              if (!p) continue;
-              // Named by the kernel alone: the colour and marker say the variant.
-              const auto kernel = main_kernel_name(e->measurement);
-              auto it = std::find_if(kernel_lines.begin(), kernel_lines.end(), [&](const plot::Line& l) { return l.name == kernel; });
-              if (it == kernel_lines.end()) it = kernel_lines.insert(kernel_lines.end(), plot::Line{kernel, style_of(family), {}});
-              p->tooltip += "\nkernel: " + kernel;
-              it->points.push_back(std::move(*p));
-              continue;
-            }
-            line.points.push_back(p ? std::move(*p) : plot::Point{x, std::numeric_limits<double>::quiet_NaN(), {}, {}, {}});
-            // The reason's first sentence; the whole of it is in the tables.
-            const auto& reason = e->measurement.reason;
-            const auto sentence = reason.find(". ");
-            if (e->measurement.status != outcome::Status::ok)
-              not_run.push_back(fmt::format("{} {}{}", e->measurement.experiment, outcome::to_string(e->measurement.status),
-                                            reason.empty() ? "" : ": " + reason.substr(0, sentence == std::string::npos ? sentence : sentence + 1)));
-          }
-          if (!line.points.empty()) chart.lines.push_back(std::move(line));
-          for (auto& l : kernel_lines) chart.lines.push_back(std::move(l));
-        }
-        if (!any_value) continue;
-        for (std::size_t i = 0; i < not_run.size() && i < 3; ++i) chart.notes.push_back({Tone::plain, "No value: " + not_run[i]});
-        if (not_run.size() > 3) chart.notes.push_back({Tone::plain, fmt::format("No value either for {} more points that did not run.", not_run.size() - 3)});
-        for (const auto& v : run.sweep_guesses) {
-          if (v.axis != axis.name || v.group != panel || !same_metric(v.metric, figure.metric)) continue;
-          const auto line = std::find_if(chart.lines.begin(), chart.lines.end(), [&](const plot::Line& l) { return l.name == v.family; });
-          draw(v, style_of(v.family), line == chart.lines.end() ? nullptr : &*line, chart);
-        }
-        const auto name = file_part(axis.name) + "-" + figure.key + (panel.empty() ? "" : "-" + file_part(panel));
-        auto file = name;
-        for (int n = 2; files.count(file + ".svg"); ++n) file = fmt::format("{}-{}", name, n);  // two panels alike once cleaned
-        files.insert(file + ".svg");
-        plots.push_back({file + ".svg", axis.name, panel, plot::svg(chart)});
-      }
+    if (!goes_along_x(axis, axes, run)) continue;
+    const auto figures = figures_along(run, axis);
+    for (const auto& panel : panels_of(run, axis)) {
+      const auto members = panel_members(run, axis, panel);
+      for (const auto& figure : figures)
+        if (const auto chart = figure_chart(run, axis, panel, members, figure, families))
+          plots.push_back({plot_file(axis, figure, panel, files), axis.name, panel, plot::svg(*chart)});
     }
   }
   return plots;
@@ -379,24 +437,20 @@ td.reason { max-width: 72rem; color: #555; font-size: .82rem; word-break: break-
 .scroll { overflow-x: auto; }
 )";
 
-const char* row_class(const JudgedGuess& g) {
-  switch (tone_of(g)) {
-    case Tone::confirmed: return "confirmed";
-    case Tone::contradicted: return "contradicted";
-    case Tone::unknown: return "not-evaluable";
-    case Tone::plain: return "pending";
-  }
-  return "pending";
-}
+// How a guess's verdict shows in a table: its row's class and its mark.
+struct VerdictLook {
+  const char* row_class;
+  const char* mark;
+};
 
-const char* mark_of(const JudgedGuess& g) {
+VerdictLook look_of(const JudgedGuess& g) {
   switch (tone_of(g)) {
-    case Tone::confirmed: return "✓";
-    case Tone::contradicted: return "✗";
-    case Tone::unknown: return "?";
-    case Tone::plain: return "…";
+    case Tone::confirmed: return {"confirmed", "✓"};
+    case Tone::contradicted: return {"contradicted", "✗"};
+    case Tone::unknown: return {"not-evaluable", "?"};
+    case Tone::plain: break;
   }
-  return "…";
+  return {"pending", "…"};
 }
 
 std::string where(const JudgedGuess& g) {
@@ -415,7 +469,6 @@ std::string guess_cells_tail(const JudgedGuess& g) {
   return fmt::format("<td>{}</td><td>{}</td><td class=\"evidence\">{}{}</td><td>{}</td>", escape(j->observed), escape(j->guessed),
                      escape(j->evidence), why, escape(where(g)));
 }
-
 
 }  // namespace
 
@@ -438,7 +491,10 @@ std::string html_page(const std::string& title, const std::string& body) {
       escape(title), style_sheet, body);
 }
 
-std::string html_report(const RunResult& run, const std::vector<Plot>& plots) {
+namespace {
+
+// The page's top: the series, the run, the tally of verdicts and the links to the sections.
+std::string page_header(const RunResult& run, const std::vector<Plot>& plots) {
   const auto t = tally(run);
   std::string out = fmt::format("<header>\n<h1>{}</h1>\n", escape(run.series));
   if (!run.description.empty()) out += "<p class=\"description\">" + escape(run.description) + "</p>\n";
@@ -453,58 +509,57 @@ std::string html_report(const RunResult& run, const std::vector<Plot>& plots) {
   out += "<nav>";
   if (!plots.empty()) out += "<a href=\"#plots\">Plots</a>";
   if (!run.sweep_guesses.empty()) out += "<a href=\"#sweep-guesses\">Guesses about whole sweeps</a>";
-  out += "<a href=\"#guesses\">Guess vs trace</a><a href=\"#experiments\">Experiments side by side</a><a href=\"#environment\">Environment</a></nav>\n</header>\n";
+  return out + "<a href=\"#guesses\">Guess vs trace</a><a href=\"#experiments\">Experiments side by side</a><a href=\"#environment\">Environment</a></nav>\n</header>\n";
+}
 
-  if (!plots.empty()) {
-    out += "<section id=\"plots\">\n<h2>Plots</h2>\n";
-    std::string axis, panel;
-    bool open = false;
-    for (const auto& p : plots) {
-      if (p.axis != axis || p.panel != panel || !open) {
-        if (open) out += "</div>\n";
-        if (p.axis != axis) out += fmt::format("<h3>Along {}</h3>\n", escape(p.axis));
-        if (!p.panel.empty()) out += fmt::format("<p class=\"meta\">{}</p>\n", escape(p.panel));
-        out += "<div class=\"plots\">\n";
-        axis = p.axis;
-        panel = p.panel;
-        open = true;
-      }
-      out += fmt::format("<figure>\n{}<figcaption>plots/{}</figcaption>\n</figure>\n", p.svg, escape(p.file));
+// The plots inlined, a heading per axis and a grid per panel.
+std::string plots_section(const std::vector<Plot>& plots) {
+  if (plots.empty()) return "";
+  std::string out = "<section id=\"plots\">\n<h2>Plots</h2>\n";
+  std::string axis, panel;
+  bool open = false;
+  for (const auto& p : plots) {
+    if (p.axis != axis || p.panel != panel || !open) {
+      if (open) out += "</div>\n";
+      if (p.axis != axis) out += fmt::format("<h3>Along {}</h3>\n", escape(p.axis));
+      if (!p.panel.empty()) out += fmt::format("<p class=\"meta\">{}</p>\n", escape(p.panel));
+      out += "<div class=\"plots\">\n";
+      axis = p.axis;
+      panel = p.panel;
+      open = true;
     }
-    out += "</div>\n</section>\n";
+    out += fmt::format("<figure>\n{}<figcaption>plots/{}</figcaption>\n</figure>\n", p.svg, escape(p.file));
   }
+  return out + "</div>\n</section>\n";
+}
 
-  if (!run.sweep_guesses.empty()) {
-    out += "<section id=\"sweep-guesses\">\n<h2>Guesses about whole sweeps</h2>\n<div class=\"scroll\"><table>\n"
-           "<tr><th></th><th>sweep</th><th>guess</th><th>observed</th><th>guessed</th><th>evidence</th><th>from</th></tr>\n";
-    for (const auto& s : run.sweep_guesses) {
-      out += fmt::format(R"(<tr class="{}"><td class="mark">{}</td><td>{}</td><td><code>{}</code>{}</td>)", row_class(s.guess), mark_of(s.guess),
-                         escape(s.group.empty() ? s.family : s.family + "[" + s.group + "]"), escape(s.guess.spec.check), s.guess.spec.required ? " (required)" : "");
-      out += guess_cells_tail(s.guess) + "</tr>\n";
-    }
-    out += "</table></div>\n</section>\n";
-  }
+// A table row of a guess's verdict, what it is about (a sweep or an experiment), the guess, and the rest.
+std::string guess_row(const JudgedGuess& g, const std::string& about) {
+  const auto look = look_of(g);
+  return fmt::format(R"(<tr class="{}"><td class="mark">{}</td><td>{}</td><td><code>{}</code>{}</td>)", look.row_class, look.mark, escape(about),
+                     escape(g.spec.check), g.spec.required ? " (required)" : "") + guess_cells_tail(g) + "</tr>\n";
+}
 
-  // A sweep of thousands of points lists the experiments that need a look; the plots above cover
-  // every point, and results.json and summary.md hold every one.
-  const auto [brief, listed, needing_a_look] = listing(run, listed_at_most);
-  const auto not_listed =
-      brief ? fmt::format("<p class=\"meta\">Of {} experiments, {}; the other {} ran with every guess confirmed and are not listed here "
-                          "(every one is in <code>results.json</code> and <code>summary.md</code>, and <code>expr show --all</code> lists "
-                          "them).</p>\n",
-                          run.experiments.size(), escape(needing_a_look_line(listed.size(), needing_a_look)), run.experiments.size() - needing_a_look)
-            : std::string();
-  out += "<section id=\"guesses\">\n<h2>Guess vs trace</h2>\n" + not_listed + "<div class=\"scroll\"><table>\n"
-         "<tr><th></th><th>experiment</th><th>guess</th><th>observed</th><th>guessed</th><th>evidence</th><th>from</th></tr>\n";
+std::string sweep_guesses_section(const RunResult& run) {
+  if (run.sweep_guesses.empty()) return "";
+  std::string out = "<section id=\"sweep-guesses\">\n<h2>Guesses about whole sweeps</h2>\n<div class=\"scroll\"><table>\n"
+                    "<tr><th></th><th>sweep</th><th>guess</th><th>observed</th><th>guessed</th><th>evidence</th><th>from</th></tr>\n";
+  for (const auto& s : run.sweep_guesses) out += guess_row(s.guess, s.group.empty() ? s.family : s.family + "[" + s.group + "]");
+  return out + "</table></div>\n</section>\n";
+}
+
+// `not_listed` says which experiments the tables leave out, if any.
+std::string guesses_section(const std::vector<const ExperimentResult*>& listed, const std::string& not_listed) {
+  std::string out = "<section id=\"guesses\">\n<h2>Guess vs trace</h2>\n" + not_listed + "<div class=\"scroll\"><table>\n"
+                    "<tr><th></th><th>experiment</th><th>guess</th><th>observed</th><th>guessed</th><th>evidence</th><th>from</th></tr>\n";
   for (const auto* e : listed)
-    for (const auto& g : e->guesses) {
-      out += fmt::format(R"(<tr class="{}"><td class="mark">{}</td><td>{}</td><td><code>{}</code>{}</td>)", row_class(g), mark_of(g),
-                         escape(e->measurement.experiment), escape(g.spec.check), g.spec.required ? " (required)" : "");
-      out += guess_cells_tail(g) + "</tr>\n";
-    }
-  out += "</table></div>\n</section>\n";
+    for (const auto& g : e->guesses) out += guess_row(g, e->measurement.experiment);
+  return out + "</table></div>\n</section>\n";
+}
 
-  out += "<section id=\"experiments\">\n<h2>Experiments side by side</h2>\n" + not_listed + html_table(comparison_table(listed));
+// The figures side by side, then why an experiment did not run to its end or its device timing is suspect.
+std::string experiments_section(const std::vector<const ExperimentResult*>& listed, const std::string& not_listed) {
+  std::string out = "<section id=\"experiments\">\n<h2>Experiments side by side</h2>\n" + not_listed + html_table(comparison_table(listed));
   std::string reasons;
   for (const auto* e : listed) {
     const auto& m = e->measurement;
@@ -516,11 +571,30 @@ std::string html_report(const RunResult& run, const std::vector<Plot>& plots) {
       if (!note->empty()) reasons += fmt::format("<li class=\"warning\"><code>{}</code> gpu_time: {}</li>\n", escape(m.experiment), escape(*note));
   }
   if (!reasons.empty()) out += "<ul>\n" + reasons + "</ul>\n";
-  out += "</section>\n<section id=\"environment\">\n<h2>Environment</h2>\n";
+  return out + "</section>\n";
+}
+
+std::string environment_section(const RunResult& run) {
   Table environment{{"key", "value"}, {}};
   for (const auto& [k, v] : run.environment) environment.rows.push_back({k, v});
-  out += html_table(environment) + "</section>\n";
-  return html_page(run.series + " — expr report", out);
+  return "<section id=\"environment\">\n<h2>Environment</h2>\n" + html_table(environment) + "</section>\n";
+}
+
+}  // namespace
+
+std::string html_report(const RunResult& run, const std::vector<Plot>& plots) {
+  // A sweep of thousands of points lists the experiments that need a look; the plots above cover
+  // every point, and results.json and summary.md hold every one.
+  const auto [brief, listed, needing_a_look] = listing(run, listed_at_most);
+  const auto not_listed =
+      brief ? fmt::format("<p class=\"meta\">Of {} experiments, {}; the other {} ran with every guess confirmed and are not listed here "
+                          "(every one is in <code>results.json</code> and <code>summary.md</code>, and <code>expr show --all</code> lists "
+                          "them).</p>\n",
+                          run.experiments.size(), escape(needing_a_look_line(listed.size(), needing_a_look)), run.experiments.size() - needing_a_look)
+            : std::string();
+  const auto body = page_header(run, plots) + plots_section(plots) + sweep_guesses_section(run) + guesses_section(listed, not_listed) +
+                    experiments_section(listed, not_listed) + environment_section(run);
+  return html_page(run.series + " — expr report", body);
 }
 
 }  // namespace expr::report

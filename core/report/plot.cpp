@@ -247,16 +247,34 @@ std::string escape(const std::string& text) {
   return out;
 }
 
-std::string svg(const Chart& c) {
-  const bool categorical = !c.x.categories.empty();
-  const auto usable = [&](double y) { return std::isfinite(y) && (c.y.scale == Scale::linear || y > 0); };
+namespace {
 
-  // Everything drawn sets the ranges, so nothing falls outside the frame.
+// A y value that can be drawn: finite, and above 0 on a log scale.
+bool drawable_y(const Chart& c, double y) { return std::isfinite(y) && (c.y.scale == Scale::linear || y > 0); }
+
+// The chart placed in the plot area: the axes' ranges, where a value lands, and what can be drawn.
+struct Layout {
+  const Chart& c;
+  bool categorical;
+  Range xr, yr;
+  Scaled X, Y;
+  // Side by side around each x value rather than on top of each other: on a categorical axis the
+  // lines' markers, on a numeric one only their whiskers (the markers stay at their true x).
+  double marker_step, whisker_step;
+
+  bool usable(double y) const { return drawable_y(c, y); }
+  double clamp_y(double y) const { return std::clamp(c.y.scale == Scale::log && y <= 0 ? yr.lo : y, yr.lo, yr.hi); }
+  double dodge(std::size_t line, double step) const { return (double(line) - double(c.lines.size() - 1) / 2) * step; }
+};
+
+// Everything drawn sets the ranges, so nothing falls outside the frame.
+Layout layout(const Chart& c) {
+  const bool categorical = !c.x.categories.empty();
   std::vector<double> xs, ys, mark_xs, mark_ys;
   for (const auto& line : c.lines)
     for (const auto& p : line.points) {
       xs.push_back(p.x);
-      if (!usable(p.y)) continue;
+      if (!drawable_y(c, p.y)) continue;
       ys.push_back(p.y);
       for (const auto& extra : {p.band, p.whiskers})
         if (extra) ys.insert(ys.end(), {extra->first, extra->second});
@@ -264,20 +282,28 @@ std::string svg(const Chart& c) {
   for (const auto& m : c.marks)
     for (const auto& [x, y] : m.points) mark_xs.push_back(x), mark_ys.push_back(y);
   const auto xr = range(c.x, xs, mark_xs), yr = range(c.y, ys, mark_ys);
-  const Scaled X(categorical ? Scale::linear : c.x.scale, xr.lo, xr.hi, plot_left, plot_right);
-  const Scaled Y(c.y.scale, yr.lo, yr.hi, plot_bottom, plot_top);
-  const auto clamp_y = [&](double y) { return std::clamp(c.y.scale == Scale::log && y <= 0 ? yr.lo : y, yr.lo, yr.hi); };
-  // Side by side around each x value rather than on top of each other: on a categorical axis the
-  // lines' markers, on a numeric one only their whiskers (the markers stay at their true x).
-  const auto dodge = [&](std::size_t line, double step) { return (double(line) - double(c.lines.size() - 1) / 2) * step; };
-  const double marker_step = categorical ? 12 : 0, whisker_step = categorical ? 12 : 2.5;
+  return {c,
+          categorical,
+          xr,
+          yr,
+          Scaled(categorical ? Scale::linear : c.x.scale, xr.lo, xr.hi, plot_left, plot_right),
+          Scaled(c.y.scale, yr.lo, yr.hi, plot_bottom, plot_top),
+          categorical ? 12.0 : 0.0,
+          categorical ? 12.0 : 2.5};
+}
 
-  std::vector<std::pair<const Note*, std::vector<std::string>>> wrapped;
+using WrappedNotes = std::vector<std::pair<const Note*, std::vector<std::string>>>;
+
+WrappedNotes wrapped_notes(const Chart& c) {
+  WrappedNotes wrapped;
+  for (const auto& n : c.notes) wrapped.emplace_back(&n, wrap(n.text, note_chars, 3));
+  return wrapped;
+}
+
+// The <svg> element's opening, as tall as the notes need, with the title and subtitle.
+std::string heading(const Chart& c, const WrappedNotes& notes) {
   std::size_t note_lines = 0;
-  for (const auto& n : c.notes) {
-    wrapped.emplace_back(&n, wrap(n.text, note_chars, 3));
-    note_lines += wrapped.back().second.size();
-  }
+  for (const auto& [note, lines] : notes) note_lines += lines.size();
   const double height = note_top + double(note_lines) * note_height + 6;
   std::string out = fmt::format(
       R"(<svg xmlns="http://www.w3.org/2000/svg" class="expr-plot" viewBox="0 0 {w} {h}" width="{w}" height="{h}" font-family="{f}" role="img" aria-label="{t}">)"
@@ -287,131 +313,168 @@ std::string svg(const Chart& c) {
       fmt::arg("w", px(width)), fmt::arg("h", px(height)), fmt::arg("f", font), fmt::arg("t", escape(c.title + (c.subtitle.empty() ? "" : " — " + c.subtitle))));
   out += fmt::format(R"(<text x="{}" y="24" font-size="15" font-weight="600" fill="{}">{}</text>)", px(plot_left), ink, escape(c.title)) + "\n";
   if (!c.subtitle.empty()) out += fmt::format(R"(<text x="{}" y="42" font-size="12" fill="{}">{}</text>)", px(plot_left), muted, escape(c.subtitle)) + "\n";
+  return out;
+}
 
-  // Grid, ticks and axis labels.
-  for (const auto& t : yr.ticks) {
-    const double y = Y(t.value);
+// Grid, ticks and axis labels.
+std::string grid_and_axes(const Layout& l) {
+  const auto& c = l.c;
+  std::string out;
+  for (const auto& t : l.yr.ticks) {
+    const double y = l.Y(t.value);
     out += fmt::format(R"(<line x1="{}" x2="{}" y1="{}" y2="{}" stroke="{}"/>)", px(plot_left), px(plot_right), px(y), px(y), t.labelled ? grid : minor_grid);
     if (t.labelled)
       out += fmt::format(R"(<text x="{}" y="{}" text-anchor="end" font-size="11" fill="{}">{}</text>)", px(plot_left - 6), px(y + 4), muted,
                          escape(tick_label(t.value, c.y.unit)));
     out += "\n";
   }
-  for (const auto& t : xr.ticks) {
-    const double x = X(t.value);
+  for (const auto& t : l.xr.ticks) {
+    const double x = l.X(t.value);
     out += fmt::format(R"(<line x1="{}" x2="{}" y1="{}" y2="{}" stroke="{}"/>)", px(x), px(x), px(plot_top), px(plot_bottom), t.labelled ? grid : minor_grid);
     out += fmt::format(R"(<line x1="{}" x2="{}" y1="{}" y2="{}" stroke="#999"/>)", px(x), px(x), px(plot_bottom), px(plot_bottom + 4));
     if (t.labelled)
       out += fmt::format(R"(<text x="{}" y="{}" text-anchor="middle" font-size="11" fill="{}">{}</text>)", px(x), px(plot_bottom + 17), muted,
-                         escape(categorical ? c.x.categories[std::size_t(t.value)] : tick_label(t.value, c.x.unit)));
+                         escape(l.categorical ? c.x.categories[std::size_t(t.value)] : tick_label(t.value, c.x.unit)));
     out += "\n";
   }
   out += fmt::format(R"(<text x="{}" y="{}" text-anchor="middle" font-size="12" fill="{}">{}</text>)", px((plot_left + plot_right) / 2),
-                     px(plot_bottom + 38), ink, escape(c.x.label + (c.x.scale == Scale::log && !categorical ? " (log scale)" : "")));
+                     px(plot_bottom + 38), ink, escape(c.x.label + (c.x.scale == Scale::log && !l.categorical ? " (log scale)" : "")));
   out += fmt::format(R"~(<text transform="translate(16 {}) rotate(-90)" text-anchor="middle" font-size="12" fill="{}">{}</text>)~",
                      px((plot_top + plot_bottom) / 2), ink, escape(c.y.label + (c.y.scale == Scale::log ? " (log scale)" : ""))) + "\n";
+  return out;
+}
 
-  // The noise first, under the lines: bands over each unbroken run of points, then whiskers.
-  for (std::size_t li = 0; li < c.lines.size(); ++li) {
-    const auto& line = c.lines[li];
-    const auto col = colour(line.style);
-    std::vector<const Point*> run;
-    const auto flush = [&] {
-      if (run.size() >= 2 && !categorical) {
-        std::string d;
-        for (const auto* p : run) d += fmt::format("{}{} {}", d.empty() ? "M" : "L", px(X(p->x)), px(Y(clamp_y(p->band->second))));
-        for (auto it = run.rbegin(); it != run.rend(); ++it) d += fmt::format("L{} {}", px(X((*it)->x)), px(Y(clamp_y((*it)->band->first))));
-        out += fmt::format(R"(<path class="band" d="{}Z" fill="{}" fill-opacity="0.16" stroke="none"/>)", d, col) + "\n";
-      }
-      run.clear();
-    };
-    for (const auto& p : line.points) {
-      if (usable(p.y) && p.band) run.push_back(&p);
-      else flush();
+// A line's bands as shaded areas over each unbroken run of points with one (numeric axes only).
+std::string band_areas(const Layout& l, const Line& line) {
+  std::string out;
+  std::vector<const Point*> run;
+  const auto flush = [&] {
+    if (run.size() >= 2 && !l.categorical) {
+      std::string d;
+      for (const auto* p : run) d += fmt::format("{}{} {}", d.empty() ? "M" : "L", px(l.X(p->x)), px(l.Y(l.clamp_y(p->band->second))));
+      for (auto it = run.rbegin(); it != run.rend(); ++it) d += fmt::format("L{} {}", px(l.X((*it)->x)), px(l.Y(l.clamp_y((*it)->band->first))));
+      out += fmt::format(R"(<path class="band" d="{}Z" fill="{}" fill-opacity="0.16" stroke="none"/>)", d, colour(line.style)) + "\n";
     }
-    flush();
-    for (const auto& p : line.points) {
-      if (!usable(p.y)) continue;
-      const double x = X(p.x) + dodge(li, whisker_step);
-      if (categorical && p.band)
-        out += fmt::format(R"(<rect class="band" x="{}" y="{}" width="8" height="{}" fill="{}" fill-opacity="0.3"/>)", px(x - 4),
-                           px(Y(clamp_y(p.band->second))), px(std::max(0.5, Y(clamp_y(p.band->first)) - Y(clamp_y(p.band->second)))), col) + "\n";
-      if (!p.whiskers) continue;
-      const double lo = Y(clamp_y(p.whiskers->first)), hi = Y(clamp_y(p.whiskers->second));
-      out += fmt::format(R"(<path class="whisker" d="M{x} {lo}V{hi}M{a} {lo}H{b}M{a} {hi}H{b}" stroke="{c}" stroke-width="1" fill="none"/>)",
-                         fmt::arg("x", px(x)), fmt::arg("lo", px(lo)), fmt::arg("hi", px(hi)), fmt::arg("a", px(x - 3)), fmt::arg("b", px(x + 3)),
-                         fmt::arg("c", col)) + "\n";
-    }
+    run.clear();
+  };
+  for (const auto& p : line.points) {
+    if (l.usable(p.y) && p.band) run.push_back(&p);
+    else flush();
   }
-  // The lines through the medians, broken where a point has no value; none across categories.
-  for (const auto& line : c.lines) {
-    if (categorical) break;
+  flush();
+  return out;
+}
+
+// Line `li`'s whiskers, and on a categorical axis its bands as bars, dodged beside the other lines'.
+std::string whiskers(const Layout& l, std::size_t li) {
+  const auto& line = l.c.lines[li];
+  const auto col = colour(line.style);
+  std::string out;
+  for (const auto& p : line.points) {
+    if (!l.usable(p.y)) continue;
+    const double x = l.X(p.x) + l.dodge(li, l.whisker_step);
+    if (l.categorical && p.band)
+      out += fmt::format(R"(<rect class="band" x="{}" y="{}" width="8" height="{}" fill="{}" fill-opacity="0.3"/>)", px(x - 4),
+                         px(l.Y(l.clamp_y(p.band->second))), px(std::max(0.5, l.Y(l.clamp_y(p.band->first)) - l.Y(l.clamp_y(p.band->second)))), col) + "\n";
+    if (!p.whiskers) continue;
+    const double lo = l.Y(l.clamp_y(p.whiskers->first)), hi = l.Y(l.clamp_y(p.whiskers->second));
+    out += fmt::format(R"(<path class="whisker" d="M{x} {lo}V{hi}M{a} {lo}H{b}M{a} {hi}H{b}" stroke="{c}" stroke-width="1" fill="none"/>)",
+                       fmt::arg("x", px(x)), fmt::arg("lo", px(lo)), fmt::arg("hi", px(hi)), fmt::arg("a", px(x - 3)), fmt::arg("b", px(x + 3)),
+                       fmt::arg("c", col)) + "\n";
+  }
+  return out;
+}
+
+// The lines through the medians, broken where a point has no value; none across categories.
+std::string median_lines(const Layout& l) {
+  std::string out;
+  if (l.categorical) return out;
+  for (const auto& line : l.c.lines) {
     std::string d;
     bool pen_down = false;
     for (const auto& p : line.points) {
-      if (!usable(p.y)) {
+      if (!l.usable(p.y)) {
         pen_down = false;
         continue;
       }
-      d += fmt::format("{}{} {}", pen_down ? "L" : "M", px(X(p.x)), px(Y(p.y)));
+      d += fmt::format("{}{} {}", pen_down ? "L" : "M", px(l.X(p.x)), px(l.Y(p.y)));
       pen_down = true;
     }
     if (!d.empty())
       out += fmt::format(R"(<path class="line" d="{}" fill="none" stroke="{}" stroke-width="1.8" stroke-linejoin="round"/>)", d, colour(line.style)) + "\n";
   }
-  for (std::size_t li = 0; li < c.lines.size(); ++li)
-    for (const auto& p : c.lines[li].points) {
-      if (!usable(p.y)) continue;
-      out += fmt::format(R"(<g class="point"><title>{}</title>{}</g>)", escape(p.tooltip), marker(c.lines[li].style, X(p.x) + dodge(li, marker_step), Y(p.y))) + "\n";
-    }
+  return out;
+}
 
-  // The guesses over the data, their labels kept apart vertically.
-  struct Placed {
-    double x, y;
-    std::string anchor, body;
-  };
-  std::vector<Placed> labels;
-  for (const auto& m : c.marks) {
-    if (m.points.empty()) continue;
-    const auto col = colour(m.style);
-    const auto body = m.label.empty() ? std::string() : toned(m.tone, m.label);
-    switch (m.shape) {
-      case Mark::Shape::curve: {
-        std::string d;
-        for (const auto& [x, y] : m.points) d += fmt::format("{}{} {}", d.empty() ? "M" : "L", px(X(x)), px(Y(clamp_y(y))));
-        // Dark over the family's own line, which it follows where the fit is good.
-        out += fmt::format(R"(<path class="fit" d="{}" fill="none" stroke="{}" stroke-width="1.6" stroke-dasharray="6 3"/>)", d, ink) + "\n";
-        // In the top left corner, stacked: at the curve's end a label lay over the data. Sweeps
-        // mostly grow, so that corner is the emptiest; the label names its family.
-        if (!body.empty()) labels.push_back({plot_left + 8, plot_top + 14, "start", body});
-        break;
-      }
-      case Mark::Shape::crossing: {
-        const double x = X(m.points[0].first), y = Y(clamp_y(m.points[0].second));
-        out += fmt::format(R"(<line class="crossing-guide" x1="{x}" x2="{x}" y1="{t}" y2="{b}" stroke="{c}" stroke-width="1.2" stroke-dasharray="2 3"/>)",
-                           fmt::arg("x", px(x)), fmt::arg("t", px(plot_top)), fmt::arg("b", px(plot_bottom)), fmt::arg("c", ink));
-        out += fmt::format(R"(<path class="crossing" d="M{} {}l6 6l-6 6l-6 -6Z" fill="white" stroke="{}" stroke-width="2"/>)", px(x), px(y - 6), ink) + "\n";
-        if (!body.empty()) labels.push_back({x + (x > (plot_left + plot_right) / 2 ? -6 : 6), plot_top + 14, x > (plot_left + plot_right) / 2 ? "end" : "start", body});
-        break;
-      }
-      case Mark::Shape::rings:
-        for (const auto& [x, y] : m.points)
-          out += fmt::format(R"(<circle class="ring" cx="{}" cy="{}" r="9" fill="none" stroke="{}" stroke-width="2"/>)", px(X(x)), px(Y(clamp_y(y))),
-                             tone_colour(Tone::contradicted)) + "\n";
-        if (!body.empty()) labels.push_back({X(m.points.back().first) + 12, Y(clamp_y(m.points.back().second)) + 4, "start", body});
-        break;
+std::string point_markers(const Layout& l) {
+  std::string out;
+  for (std::size_t li = 0; li < l.c.lines.size(); ++li)
+    for (const auto& p : l.c.lines[li].points) {
+      if (!l.usable(p.y)) continue;
+      out += fmt::format(R"(<g class="point"><title>{}</title>{}</g>)", escape(p.tooltip),
+                         marker(l.c.lines[li].style, l.X(p.x) + l.dodge(li, l.marker_step), l.Y(p.y))) + "\n";
     }
+  return out;
+}
+
+// A mark's label and where it goes, before the labels are kept apart.
+struct Placed {
+  double x, y;
+  std::string anchor, body;
+};
+
+// A guess's mark over the data; its label, if it has one, is added to `labels`.
+std::string guess_mark(const Layout& l, const Mark& m, std::vector<Placed>& labels) {
+  const auto body = m.label.empty() ? std::string() : toned(m.tone, m.label);
+  std::string out;
+  switch (m.shape) {
+    case Mark::Shape::curve: {
+      std::string d;
+      for (const auto& [x, y] : m.points) d += fmt::format("{}{} {}", d.empty() ? "M" : "L", px(l.X(x)), px(l.Y(l.clamp_y(y))));
+      // Dark over the family's own line, which it follows where the fit is good.
+      out += fmt::format(R"(<path class="fit" d="{}" fill="none" stroke="{}" stroke-width="1.6" stroke-dasharray="6 3"/>)", d, ink) + "\n";
+      // In the top left corner, stacked: at the curve's end a label lay over the data. Sweeps
+      // mostly grow, so that corner is the emptiest; the label names its family.
+      if (!body.empty()) labels.push_back({plot_left + 8, plot_top + 14, "start", body});
+      break;
+    }
+    case Mark::Shape::crossing: {
+      const double x = l.X(m.points[0].first), y = l.Y(l.clamp_y(m.points[0].second));
+      out += fmt::format(R"(<line class="crossing-guide" x1="{x}" x2="{x}" y1="{t}" y2="{b}" stroke="{c}" stroke-width="1.2" stroke-dasharray="2 3"/>)",
+                         fmt::arg("x", px(x)), fmt::arg("t", px(plot_top)), fmt::arg("b", px(plot_bottom)), fmt::arg("c", ink));
+      out += fmt::format(R"(<path class="crossing" d="M{} {}l6 6l-6 6l-6 -6Z" fill="white" stroke="{}" stroke-width="2"/>)", px(x), px(y - 6), ink) + "\n";
+      const bool right_half = x > (plot_left + plot_right) / 2;
+      if (!body.empty()) labels.push_back({x + (right_half ? -6 : 6), plot_top + 14, right_half ? "end" : "start", body});
+      break;
+    }
+    case Mark::Shape::rings:
+      for (const auto& [x, y] : m.points)
+        out += fmt::format(R"(<circle class="ring" cx="{}" cy="{}" r="9" fill="none" stroke="{}" stroke-width="2"/>)", px(l.X(x)), px(l.Y(l.clamp_y(y))),
+                           tone_colour(Tone::contradicted)) + "\n";
+      if (!body.empty()) labels.push_back({l.X(m.points.back().first) + 12, l.Y(l.clamp_y(m.points.back().second)) + 4, "start", body});
+      break;
   }
+  return out;
+}
+
+// The guesses over the data, their labels kept apart vertically inside the frame.
+std::string guess_marks(const Layout& l) {
+  std::string out;
+  std::vector<Placed> labels;
+  for (const auto& m : l.c.marks)
+    if (!m.points.empty()) out += guess_mark(l, m, labels);
   std::sort(labels.begin(), labels.end(), [](const Placed& a, const Placed& b) { return a.y < b.y; });
   for (std::size_t i = 0; i < labels.size(); ++i) {
     labels[i].y = std::clamp(labels[i].y, plot_top + 12, plot_bottom - 4);
     if (i > 0 && labels[i].y < labels[i - 1].y + 13) labels[i].y = labels[i - 1].y + 13;
     out += label(labels[i].x, labels[i].y, labels[i].anchor, labels[i].body) + "\n";
   }
-  out += fmt::format(R"(<rect x="{}" y="{}" width="{}" height="{}" fill="none" stroke="#999"/>)", px(plot_left), px(plot_top), px(plot_right - plot_left),
-                     px(plot_bottom - plot_top)) + "\n";
+  return out;
+}
 
-  // The legend: each line, then the keys to the guesses' marks when there are any.
+// The legend: each line, then the keys to the guesses' marks when there are any.
+std::string legend(const Chart& c) {
+  std::string out;
   double ly = plot_top + 8;
   for (const auto& line : c.lines) {
     out += fmt::format(R"(<g class="legend-entry"><line x1="{}" x2="{}" y1="{}" y2="{}" stroke="{}" stroke-width="1.8"/>{}<text x="{}" y="{}" font-size="12" fill="{}">{}</text></g>)",
@@ -435,8 +498,12 @@ std::string svg(const Chart& c) {
     out += fmt::format(R"(<circle cx="{}" cy="{}" r="7" fill="none" stroke="{}" stroke-width="2"/><text x="{}" y="{}" font-size="12" fill="{}">trend broken</text>)",
                        px(legend_left + 12), px(ly), tone_colour(Tone::contradicted), px(legend_left + 32), px(ly + 4), ink) + "\n";
   }
+  return out;
+}
 
-  // The notes, wrapped; the verdict's mark on the first line of each.
+// The notes, wrapped; the verdict's mark on the first line of each.
+std::string notes(const WrappedNotes& wrapped) {
+  std::string out;
   double ny = note_top;
   for (const auto& [note, lines] : wrapped) {
     for (std::size_t i = 0; i < lines.size(); ++i) {
@@ -445,7 +512,22 @@ std::string svg(const Chart& c) {
       ny += note_height;
     }
   }
-  return out + "</svg>\n";
+  return out;
+}
+
+}  // namespace
+
+// Back to front: the grid, the noise under the lines, the lines and their markers, the guesses, the
+// frame, then the legend and the notes beside and under it.
+std::string svg(const Chart& c) {
+  const auto l = layout(c);
+  const auto wrapped = wrapped_notes(c);
+  std::string out = heading(c, wrapped) + grid_and_axes(l);
+  for (std::size_t li = 0; li < c.lines.size(); ++li) out += band_areas(l, c.lines[li]) + whiskers(l, li);
+  out += median_lines(l) + point_markers(l) + guess_marks(l);
+  out += fmt::format(R"(<rect x="{}" y="{}" width="{}" height="{}" fill="none" stroke="#999"/>)", px(plot_left), px(plot_top), px(plot_right - plot_left),
+                     px(plot_bottom - plot_top)) + "\n";
+  return out + legend(c) + notes(wrapped) + "</svg>\n";
 }
 
 }  // namespace expr::report::plot

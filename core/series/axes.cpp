@@ -1,5 +1,5 @@
-// Sweep axes: reading `axes:`, `zip:` and `exclude:`, the --axis option, and the expansion of an
-// experiment into its points.
+// Sweep axes as written: reading `axes:`, `zip:` and `exclude:`, their generators, and the --axis
+// option (their expansion into points is sweep.cpp's).
 #include "series/axes.hpp"
 
 #include <fmt/format.h>
@@ -9,7 +9,6 @@
 #include <algorithm>
 #include <charconv>
 #include <optional>
-#include <set>
 
 #include "series/plan.hpp"
 #include "util/text.hpp"
@@ -37,45 +36,11 @@ std::vector<Located<std::string>> scalars(const YAML::Node& n, NodeReader& reade
   return out;
 }
 
-// An exclusion's condition on one value: equal to it, or a comparison for numeric parameters.
-struct Condition {
-  std::string op;  // "" for equality
-  ParamValue value;
-  bool matches(const ParamValue& v) const {
-    if (op.empty()) return v == value;
-    const auto number = [](const ParamValue& p) { return std::holds_alternative<std::int64_t>(p) ? double(std::get<std::int64_t>(p)) : std::get<double>(p); };
-    const double a = number(v), b = number(value);
-    if (op == "<") return a < b;
-    if (op == "<=") return a <= b;
-    if (op == ">") return a > b;
-    if (op == ">=") return a >= b;
-    return a != b;  // "!="
-  }
-};
-
-// `text` without the white space around it.
-std::string_view trimmed(std::string_view text) {
-  const auto begin = text.find_first_not_of(" \t\r\n");
-  if (begin == std::string_view::npos) return {};
-  return text.substr(begin, text.find_last_not_of(" \t\r\n") - begin + 1);
-}
-
-Condition condition(const ParamSpec& spec, const std::string& text) {
-  const auto written = trimmed(text);
-  for (const std::string_view op : {"<=", ">=", "!=", "<", ">"})
-    if (written.substr(0, op.size()) == op) {
-      if (spec.type != ParamType::integer && spec.type != ParamType::number)
-        throw std::invalid_argument(fmt::format("'{}' compares, but parameter '{}' is not a number", util::shortened(text), spec.name));
-      return {std::string(op), typed_param(spec, std::string(trimmed(written.substr(op.size()))))};
-    }
-  return {"", typed_param(spec, text)};
-}
-
 // `kind(arguments)`: the arguments of a generator call, or nothing when `text` is not one.
 std::optional<std::string> generator_arguments(std::string_view text, std::string_view kind) {
-  const auto written = trimmed(text);
+  const auto written = util::trimmed(text);
   if (written.substr(0, kind.size()) != kind) return std::nullopt;
-  const auto call = trimmed(written.substr(kind.size()));
+  const auto call = util::trimmed(written.substr(kind.size()));
   if (call.size() < 2 || call.front() != '(' || call.back() != ')') return std::nullopt;
   return std::string(call.substr(1, call.size() - 2));
 }
@@ -215,141 +180,6 @@ AxisOverride parse_axis_override(const std::string& option) {
     throw std::invalid_argument(fmt::format("{}: {}", out.option, e.what()));
   }
   return out;
-}
-
-std::vector<AxisPoint> expand(const ExperimentSpec& x, const Description& plugin, const std::vector<AxisOverride>& overrides,
-                              std::size_t max_points, std::vector<util::Problem>& problems) {
-  const auto before = problems.size();
-  std::vector<std::string> param_names;
-  for (const auto& p : plugin.params) param_names.push_back(p.name);
-  const auto spec_of = [&](const std::string& name) -> const ParamSpec* {
-    const auto it = std::find_if(plugin.params.begin(), plugin.params.end(), [&](const ParamSpec& p) { return p.name == name; });
-    return it == plugin.params.end() ? nullptr : &*it;
-  };
-
-  // The axes that apply: the file's, where the plugin declares them, then the options'.
-  std::vector<AxisSpec> axes;
-  std::set<std::string> overridden;
-  for (const auto& a : x.axes) {
-    if (spec_of(a.name.value)) axes.push_back(a);
-    else if (!a.from_defaults)
-      problems.push_back({a.name.pos, fmt::format("plugin {} has no parameter '{}'{} (parameters: {})", plugin.name, util::shortened(a.name.value),
-                                                  util::did_you_mean(a.name.value, param_names), fmt::join(param_names, ", "))});
-  }
-  for (const auto& o : overrides) {
-    if (!spec_of(o.name)) continue;
-    AxisSpec axis{{o.name, {o.option, 0, 0}}, {}, false};
-    for (const auto& v : o.values) axis.values.push_back({v, {o.option, 0, 0}});
-    auto same = std::find_if(axes.begin(), axes.end(), [&](const AxisSpec& a) { return a.name.value == o.name; });
-    if (same != axes.end()) *same = std::move(axis);
-    else axes.push_back(std::move(axis));
-    overridden.insert(o.name);
-  }
-  if (axes.empty()) return problems.size() == before ? std::vector<AxisPoint>{{}} : std::vector<AxisPoint>{};
-
-  std::vector<std::string> axis_names;
-  std::vector<std::vector<ParamValue>> values(axes.size());
-  for (std::size_t i = 0; i < axes.size(); ++i) {
-    axis_names.push_back(axes[i].name.value);
-    const auto& spec = *spec_of(axes[i].name.value);
-    for (const auto& v : axes[i].values) {
-      try {
-        values[i].push_back(typed_param(spec, v.value));
-      } catch (const std::invalid_argument& e) {
-        problems.push_back({v.pos, e.what()});
-      }
-    }
-  }
-  const auto axis_index = [&](const Located<std::string>& name, const char* where) -> std::optional<std::size_t> {
-    const auto it = std::find(axis_names.begin(), axis_names.end(), name.value);
-    if (it != axis_names.end()) return static_cast<std::size_t>(it - axis_names.begin());
-    problems.push_back({name.pos, fmt::format("{} names '{}', which is not an axis of {}{} (axes: {})", where, util::shortened(name.value), x.name.value,
-                                              util::did_you_mean(name.value, axis_names), fmt::join(axis_names, ", "))});
-    return std::nullopt;
-  };
-
-  // Zip groups: each axis of a group moves with the group's first; lengths must agree.
-  std::vector<std::size_t> leader(axes.size());
-  for (std::size_t i = 0; i < axes.size(); ++i) leader[i] = i;
-  std::set<std::size_t> zipped;
-  for (const auto& group : x.zip) {
-    std::vector<std::size_t> members;
-    for (const auto& name : group)
-      if (const auto i = axis_index(name, "zip")) {
-        if (!zipped.insert(*i).second) problems.push_back({name.pos, fmt::format("axis '{}' is in two zip groups", name.value)});
-        else members.push_back(*i);
-      }
-    if (members.size() < 2) continue;
-    const auto first = *std::min_element(members.begin(), members.end());
-    for (const auto i : members) {
-      leader[i] = first;
-      if (axes[i].values.size() != axes[first].values.size())
-        problems.push_back({group.front().pos, fmt::format("zip: axes '{}' ({} values) and '{}' ({} values) must have as many values to move together",
-                                                           axis_names[first], axes[first].values.size(), axis_names[i], axes[i].values.size())});
-    }
-  }
-
-  // Exclusions, typed like the axes they name.
-  std::vector<std::vector<std::pair<std::size_t, std::vector<Condition>>>> exclusions;
-  for (const auto& e : x.exclude) {
-    auto& conditions = exclusions.emplace_back();
-    for (const auto& [name, written] : e.conditions) {
-      const auto i = axis_index(name, "exclude");
-      if (!i) continue;
-      auto& c = conditions.emplace_back(*i, std::vector<Condition>{});
-      for (const auto& w : written) {
-        try {
-          c.second.push_back(condition(*spec_of(name.value), w.value));
-          const auto& listed = values[*i];
-          if (c.second.back().op.empty() && !overridden.count(name.value) &&
-              std::find(listed.begin(), listed.end(), c.second.back().value) == listed.end())
-            problems.push_back({w.pos, fmt::format("exclude: {} is not a value of axis '{}', so this leaves nothing out", util::shortened(w.value), name.value)});
-        } catch (const std::invalid_argument& err) {
-          problems.push_back({w.pos, err.what()});
-        }
-      }
-    }
-  }
-  if (problems.size() != before) return {};
-
-  // The product: an odometer over the leaders, the last axis turning fastest. Its size is known
-  // before it turns, so a product too large is refused before it is made.
-  std::vector<std::size_t> leaders;
-  std::size_t product = 1;
-  for (std::size_t i = 0; i < axes.size(); ++i)
-    if (leader[i] == i) {
-      leaders.push_back(i);
-      product = values[i].size() > max_points / product ? max_points + 1 : product * values[i].size();
-    }
-  if (product > max_points) {
-    problems.push_back({axes.front().name.pos, fmt::format("the axes of {} combine into more than max_points ({}) points before exclusions; "
-                                                           "narrow them, or raise 'max_points' at the top of the series file (at most {})",
-                                                           x.name.value, max_points, max_points_ceiling)});
-    return {};
-  }
-  std::vector<std::size_t> digit(axes.size(), 0);
-  std::vector<AxisPoint> points;
-  for (bool more = true; more;) {
-    AxisPoint point;
-    for (std::size_t i = 0; i < axes.size(); ++i) point.emplace_back(axis_names[i], values[i][digit[leader[i]]]);
-    const bool excluded = std::any_of(exclusions.begin(), exclusions.end(), [&](const auto& conditions) {
-      return !conditions.empty() && std::all_of(conditions.begin(), conditions.end(), [&](const auto& c) {
-        return std::any_of(c.second.begin(), c.second.end(), [&](const Condition& k) { return k.matches(point[c.first].second); });
-      });
-    });
-    if (!excluded) points.push_back(std::move(point));
-    more = false;
-    for (auto l = leaders.rbegin(); l != leaders.rend(); ++l) {
-      if (++digit[*l] < values[*l].size()) {
-        more = true;
-        break;
-      }
-      digit[*l] = 0;
-    }
-  }
-  if (points.empty())
-    problems.push_back({x.name.pos, fmt::format("the sweep of {} expands to zero points: every point is excluded", x.name.value)});
-  return points;
 }
 
 std::string identity(const std::string& family, const AxisPoint& point) {

@@ -1,6 +1,7 @@
-// Sweeps: an experiment's axes as read from the series file, and their expansion into one point
-// per combination. This is the one place where a sweep becomes separate experiments: plan.cpp makes
-// one ExperimentPlan per point, so the runner and the reports never see an axis.
+// Sweeps: an experiment's axes as read from the series file, and a point's identity. Their
+// expansion into one point per combination (series/sweep.hpp) is the one place where a sweep
+// becomes separate experiments: plan.cpp makes one ExperimentPlan per point, so the runner and the
+// reports never see an axis.
 #pragma once
 
 #include <optional>
@@ -56,14 +57,6 @@ struct AxisOverride {
 };
 // Throws std::invalid_argument naming the option.
 AxisOverride parse_axis_override(const std::string& option);
-
-// The points of one experiment in order: the cartesian product of its axes (a zip group counts as
-// one axis whose values move together), less the excluded points. One empty point when it has no
-// axes; none when there were problems, which are added at the file's places (or the option's). A
-// product of more than `max_points` before exclusions is such a problem, found before any point is
-// made.
-std::vector<AxisPoint> expand(const ExperimentSpec& x, const Description& plugin, const std::vector<AxisOverride>& overrides,
-                              std::size_t max_points, std::vector<util::Problem>& problems);
 
 // A point's identity: "sdpa[backend=flash,seq=2048]"; the family name alone when there are no axes.
 std::string identity(const std::string& family, const AxisPoint& point);

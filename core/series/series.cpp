@@ -1,3 +1,4 @@
+// Reading a series file (series.hpp): its text, its YAML, and each key checked where it is written.
 #include "series/series.hpp"
 
 #include <fmt/format.h>
@@ -8,7 +9,6 @@
 #include <cerrno>
 #include <charconv>
 #include <climits>
-#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -383,6 +383,21 @@ class Reader final : public NodeReader {
     if (n["structure"]) out.structure = boolean(n["structure"], "structure (gates)").value_or(out.structure);
   }
 
+  // What the defaults and an experiment both set: where and how it runs. `x` holds what applies so
+  // far (the defaults, for an experiment), which each key written here replaces.
+  void settings(const YAML::Node& n, ExperimentSpec& x, bool from_defaults) {
+    if (n["device"]) x.device = {device(n["device"]).value_or(DeviceChoice::auto_), pos(n["device"])};
+    if (n["params"]) params(n["params"], x.params, from_defaults);
+    if (n["iterations"]) iterations(n["iterations"], x.iterations);
+    if (n["timeout"]) x.timeout = number(n["timeout"], "timeout", true, 0.001, 86400).value_or(x.timeout);
+    if (n["memory"]) x.memory = bytes(n["memory"], "memory");
+    if (n["counters"]) x.counters = counters(n["counters"], x.counters).value_or(x.counters);
+    if (n["counters_replay"]) x.counters.replay = counters_replay(n["counters_replay"]).value_or(x.counters.replay);
+    // Checked where timeout or max_time is written, so a problem in the defaults is reported once.
+    if (n["timeout"]) timeout_covers_timing(n["timeout"], x);
+    else if (const auto it = n["iterations"]; it && it.IsMap() && it["max_time"]) timeout_covers_timing(it["max_time"], x);
+  }
+
   // `axes:`, `zip:` and `exclude:` of the defaults or an experiment (series/axes.hpp).
   void sweep(const YAML::Node& n, ExperimentSpec& x, bool from_defaults) {
     if (n["axes"]) read_axes(n["axes"], *this, from_defaults, max_points, x.axes);
@@ -401,7 +416,6 @@ class Reader final : public NodeReader {
   std::shared_ptr<const util::SourceText> source_;
   std::vector<util::Problem> problems_;
 };
-
 
 // The run directory is named <series>-YYYYMMDD-HHMMSS and each experiment's folder after the
 // experiment, so both names must fit in a file name.
@@ -464,33 +478,23 @@ bool is_series_name(std::string_view s) {
   return !s.empty() && s[0] != '.' && s[0] != '-' && std::all_of(s.begin(), s.end(), allowed);
 }
 
-}  // namespace
-
-Series read(const std::filesystem::path& file) {
-  const std::string text = read_text(file);
+// The file's text as YAML, once it is known to be UTF-8 and YAML.
+YAML::Node parse(const std::filesystem::path& file, const std::string& text, const std::shared_ptr<const util::SourceText>& source) {
   if (const auto bad = util::first_invalid_utf8(text); bad != std::string::npos)
     throw util::InputError({{position_of(file, text, bad),
                              fmt::format("byte 0x{:02x} is not UTF-8: a series file is UTF-8 text (its strings end up in results.json)",
                                          static_cast<unsigned char>(text[bad]))}});
-
-  const auto source = std::make_shared<const util::SourceText>(file.string(), text);
-  YAML::Node root;
   try {
-    root = YAML::Load(text);
+    return YAML::Load(text);
   } catch (const YAML::Exception& e) {
     throw util::InputError({{{file.string(), e.mark.line + 1, e.mark.column + 1, 1, source}, "malformed YAML: " + e.msg}});
   }
-  Reader r(source);
-  if (const auto at = second_document(text); at != std::string_view::npos)
-    r.problem(position_of(file, text, at), "a second YAML document: a series file holds one series, and nothing after its first document would be read");
-  r.duplicate_keys(root);
-  Series s;
-  s.file = file;
-  if (!root.IsMap()) throw util::InputError({{r.pos(root), "a series file is a mapping with keys series, experiments, ..."}});
-  r.only_keys(root, top_keys, "the series");
+}
 
+// `series:`, a name for the run directory and the shell.
+void series_name(const YAML::Node& root, Reader& r, Series& s) {
   if (root["series"]) s.name = r.string(root["series"], "series").value_or("");
-  else r.problem({file.string(), 1, 1}, "missing 'series: <name>'");
+  else r.problem({s.file.string(), 1, 1}, "missing 'series: <name>'");
   if (s.name.size() > NAME_MAX - run_dir_suffix)
     r.problem(root["series"], fmt::format("the series name is {} bytes long; the run directory is named after it, and with the "
                                           "time stamp it must fit in a file name: at most {} bytes",
@@ -499,83 +503,95 @@ Series read(const std::filesystem::path& file) {
     r.problem(root["series"], fmt::format("the series name '{}' must be letters, digits, '_', '-' and '.', not starting with '.' or '-': "
                                           "the run directory (runs/NAME-TIME) is named after it",
                                           util::shortened(s.name)));
-  if (root["description"]) s.description = r.string(root["description"], "description").value_or("");
+}
 
+// What the top of the file says of the whole series: its name, description, plugin path, the most
+// points it may expand to, and its gates.
+void series_keys(const YAML::Node& root, Reader& r, Series& s) {
+  series_name(root, r, s);
+  if (root["description"]) s.description = r.string(root["description"], "description").value_or("");
   if (const auto p = root["plugin_path"]) {
     auto add = [&](const YAML::Node& n) {
-      if (auto dir = r.string(n, "plugin_path entry")) s.plugin_path.push_back(std::filesystem::absolute(file.parent_path() / *dir));
+      if (auto dir = r.string(n, "plugin_path entry")) s.plugin_path.push_back(std::filesystem::absolute(s.file.parent_path() / *dir));
     };
     if (p.IsSequence()) for (const auto& n : p) add(n);
     else add(p);
   }
-
-  // Checked where timeout or max_time is written, so a problem in the defaults is reported once.
-  const auto check_timeout = [&](const YAML::Node& scope, const ExperimentSpec& x) {
-    if (scope["timeout"]) r.timeout_covers_timing(scope["timeout"], x);
-    else if (const auto it = scope["iterations"]; it && it.IsMap() && it["max_time"]) r.timeout_covers_timing(it["max_time"], x);
-  };
   if (const auto m = root["max_points"])
     s.max_points = {static_cast<std::size_t>(r.count(m, "max_points", 1, static_cast<int>(max_points_ceiling)).value_or(10'000)), r.pos(m)};
   r.max_points = s.max_points.value;
-
   if (const auto g = root["gates"]) r.gates(g, s.gates);
+}
 
+// `defaults:`, what every experiment starts from.
+ExperimentSpec defaults(const YAML::Node& root, Reader& r) {
   ExperimentSpec defaults;
   defaults.device.value = DeviceChoice::auto_;
   defaults.timeout = 300;
   if (const auto d = root["defaults"]; d && r.is_map(d, "defaults")) {
     r.only_keys(d, default_keys, "defaults");
-    if (d["device"]) defaults.device = {r.device(d["device"]).value_or(DeviceChoice::auto_), r.pos(d["device"])};
-    if (d["params"]) r.params(d["params"], defaults.params, true);
-    if (d["iterations"]) r.iterations(d["iterations"], defaults.iterations);
-    if (d["timeout"]) defaults.timeout = r.number(d["timeout"], "timeout", true, 0.001, 86400).value_or(defaults.timeout);
-    if (d["memory"]) defaults.memory = r.bytes(d["memory"], "memory");
-    if (d["counters"]) defaults.counters = r.counters(d["counters"], defaults.counters).value_or(defaults.counters);
-    if (d["counters_replay"]) defaults.counters.replay = r.counters_replay(d["counters_replay"]).value_or(defaults.counters.replay);
-    check_timeout(d, defaults);
+    r.settings(d, defaults, true);
     if (d["expect"]) r.guesses(d["expect"], defaults.guesses);  // checked for every experiment
     r.sweep(d, defaults, true);
   }
+  return defaults;
+}
 
+// An experiment's `name:`: a folder name, an identifier guesses use, and one of a kind in `names`.
+void experiment_name(const YAML::Node& e, Reader& r, std::set<std::string>& names, ExperimentSpec& x) {
+  if (!e["name"]) return r.problem(e, "an experiment needs 'name: <identifier>'");
+  const auto name = r.string(e["name"], "name");
+  if (!name) return;
+  x.name = {*name, r.pos(e["name"])};
+  if (name->size() > NAME_MAX)
+    r.problem(e["name"], fmt::format("experiment name '{}' is {} bytes long; its folder in the run directory is named after it, "
+                                     "and a file name holds at most {} bytes",
+                                     util::shortened(*name), name->size(), NAME_MAX));
+  else if (!is_identifier(*name))
+    r.problem(e["name"], fmt::format("experiment name '{}' must be an identifier (letters, digits, _), so "
+                                     "guesses can refer to it as {}.gpu_time", *name, *name));
+  else if (!names.insert(*name).second)
+    r.problem(e["name"], fmt::format("a second experiment named '{}'", *name));
+}
+
+// One entry of `experiments:`, over the defaults.
+ExperimentSpec experiment(const YAML::Node& e, const ExperimentSpec& defaults, Reader& r, std::set<std::string>& names) {
+  r.only_keys(e, experiment_keys, "an experiment");
+  ExperimentSpec x = defaults;
+  experiment_name(e, r, names, x);
+  if (!e["plugin"]) r.problem(e, "an experiment needs 'plugin: <plugin name>'");
+  else if (auto plugin = r.string(e["plugin"], "plugin")) x.plugin = {*plugin, r.pos(e["plugin"])};
+  if (e["description"]) x.description = r.string(e["description"], "description").value_or("");
+  r.settings(e, x, false);
+  if (e["plugin_guesses"]) x.plugin_guesses = r.boolean(e["plugin_guesses"], "plugin_guesses").value_or(true);
+  if (e["expect"]) r.guesses(e["expect"], x.guesses);
+  r.sweep(e, x, false);
+  if (e["sweep_expect"]) r.guesses(e["sweep_expect"], x.sweep_guesses);
+  return x;
+}
+
+}  // namespace
+
+Series read(const std::filesystem::path& file) {
+  const std::string text = read_text(file);
+  const auto source = std::make_shared<const util::SourceText>(file.string(), text);
+  const auto root = parse(file, text, source);
+  Reader r(source);
+  if (const auto at = second_document(text); at != std::string_view::npos)
+    r.problem(position_of(file, text, at), "a second YAML document: a series file holds one series, and nothing after its first document would be read");
+  r.duplicate_keys(root);
+  if (!root.IsMap()) throw util::InputError({{r.pos(root), "a series file is a mapping with keys series, experiments, ..."}});
+  r.only_keys(root, top_keys, "the series");
+  Series s{.file = file};
+  series_keys(root, r, s);
+  const auto common = defaults(root, r);
   const auto experiments = root["experiments"];
   if (!experiments) r.problem({file.string(), 1, 1}, "missing 'experiments:' (a list of experiments)");
   else if (!experiments.IsSequence() || experiments.size() == 0) r.problem(experiments, "experiments must be a non-empty list");
   else {
     std::set<std::string> names;
-    for (const auto& e : experiments) {
-      if (!r.is_map(e, "an experiment")) continue;
-      r.only_keys(e, experiment_keys, "an experiment");
-      ExperimentSpec x = defaults;
-      if (!e["name"]) r.problem(e, "an experiment needs 'name: <identifier>'");
-      else if (auto name = r.string(e["name"], "name")) {
-        x.name = {*name, r.pos(e["name"])};
-        if (name->size() > NAME_MAX)
-          r.problem(e["name"], fmt::format("experiment name '{}' is {} bytes long; its folder in the run directory is named after it, "
-                                           "and a file name holds at most {} bytes",
-                                           util::shortened(*name), name->size(), NAME_MAX));
-        else if (!is_identifier(*name))
-          r.problem(e["name"], fmt::format("experiment name '{}' must be an identifier (letters, digits, _), so "
-                                           "guesses can refer to it as {}.gpu_time", *name, *name));
-        else if (!names.insert(*name).second)
-          r.problem(e["name"], fmt::format("a second experiment named '{}'", *name));
-      }
-      if (!e["plugin"]) r.problem(e, "an experiment needs 'plugin: <plugin name>'");
-      else if (auto plugin = r.string(e["plugin"], "plugin")) x.plugin = {*plugin, r.pos(e["plugin"])};
-      if (e["description"]) x.description = r.string(e["description"], "description").value_or("");
-      if (e["device"]) x.device = {r.device(e["device"]).value_or(DeviceChoice::auto_), r.pos(e["device"])};
-      if (e["params"]) r.params(e["params"], x.params, false);
-      if (e["iterations"]) r.iterations(e["iterations"], x.iterations);
-      if (e["timeout"]) x.timeout = r.number(e["timeout"], "timeout", true, 0.001, 86400).value_or(x.timeout);
-      if (e["memory"]) x.memory = r.bytes(e["memory"], "memory");
-      if (e["counters"]) x.counters = r.counters(e["counters"], x.counters).value_or(x.counters);
-      if (e["counters_replay"]) x.counters.replay = r.counters_replay(e["counters_replay"]).value_or(x.counters.replay);
-      check_timeout(e, x);
-      if (e["plugin_guesses"]) x.plugin_guesses = r.boolean(e["plugin_guesses"], "plugin_guesses").value_or(true);
-      if (e["expect"]) r.guesses(e["expect"], x.guesses);
-      r.sweep(e, x, false);
-      if (e["sweep_expect"]) r.guesses(e["sweep_expect"], x.sweep_guesses);
-      s.experiments.push_back(std::move(x));
-    }
+    for (const auto& e : experiments)
+      if (r.is_map(e, "an experiment")) s.experiments.push_back(experiment(e, common, r, names));
   }
   if (!r.problems().empty()) throw util::InputError(r.problems());
   return s;

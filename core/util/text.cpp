@@ -127,4 +127,10 @@ std::string valid_utf8(std::string_view s) {
   return out;
 }
 
+std::string_view trimmed(std::string_view text) {
+  const auto begin = text.find_first_not_of(" \t\r\n");
+  if (begin == std::string_view::npos) return {};
+  return text.substr(begin, text.find_last_not_of(" \t\r\n") - begin + 1);
+}
+
 }  // namespace expr::util

@@ -32,4 +32,7 @@ std::size_t first_invalid_utf8(std::string_view s);
 // must be UTF-8 (junit.xml) while a plugin's strings need not be.
 std::string valid_utf8(std::string_view s);
 
+// `text` without the white space (spaces, tabs, line breaks) around it.
+std::string_view trimmed(std::string_view text);
+
 }  // namespace expr::util
