@@ -159,12 +159,15 @@ TEST_CASE("a worker's pipes survive the parent's log file having had their descr
   const auto log_file = fs::temp_directory_path() / ("expr-launcher-test-" + std::to_string(::getpid()) + "-expr.log");
   for (const int number : {4, 5, 6}) {
     CAPTURE(number);
-    // The log opened at `number`: every lower free number is taken first, and given back after.
+    // The log opened at `number`: every lower free number is taken first, and given back after. A
+    // descriptor this process inherited there (`flock FILE ctest` leaves its lock's open) is
+    // closed first: it is nothing of the test's, and the number must be the log's.
+    ::close(number);
     std::vector<int> fillers;
     int fd;
     while ((fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC)) < number) fillers.push_back(fd);
     ::close(fd);
-    REQUIRE(fd == number);  // else `number` is held by something else of this process
+    REQUIRE(fd == number);
     expr::log::open_file(log_file);
     for (const int filler : fillers) ::close(filler);
     REQUIRE(::fcntl(number, F_GETFD) >= 0);
