@@ -4,9 +4,11 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <functional>
 
 #include "cli/commands.hpp"
 #include "report/run_result.hpp"
+#include "session/comparison.hpp"
 #include "report/summary.hpp"
 #include "util/log.hpp"
 #include "util/text.hpp"
@@ -99,13 +101,13 @@ std::string unknown_word(CLI::App& app, int argc, char** argv) {
 
 // The options of a gate, shared by compare, run --baseline, calibrate and history (whose steps are
 // tested like a comparison, within one machine's runs).
-void add_gate_options(CLI::App& command, expr::cli::GateArgs& gate, bool across_machines = true) {
+void add_gate_options(CLI::App& command, expr::session::GateArgs& gate, bool across_machines = true) {
   command.add_option("--threshold", gate.thresholds, "METRIC=FRACTION (gpu_time=3%): the smallest change that counts, over the series' gates; repeatable")
       ->allow_extra_args(false)
       ->check(CLI::Validator(
           [](const std::string& option) {
             try {
-              expr::cli::parse_threshold(option);
+              expr::session::parse_threshold(option);
               return std::string();
             } catch (const std::invalid_argument& e) {
               return std::string(e.what());
@@ -119,10 +121,35 @@ void add_gate_options(CLI::App& command, expr::cli::GateArgs& gate, bool across_
     command.add_flag("--across-environments", gate.across_environments, "compare runs from different machines (GPU, driver, CUDA, CPU) anyway, loudly");
 }
 
-}  // namespace
+// What the command line fills: every command's options.
+struct Options {
+  std::vector<fs::path> plugin_dirs;
+  std::string log_level = "warning";
+  expr::session::RunArgs run;
+  fs::path validate_file;
+  std::vector<std::string> validate_axes;
+  fs::path show_dir;
+  bool show_all = false;
+  expr::session::ReplayArgs replay;
+  expr::session::MergeArgs merge;
+  expr::session::SlurmArgs slurm;
+  std::string new_name;
+  std::optional<fs::path> new_dir;
+  bool torch = false, cuda = false;
+  std::optional<std::string> series_plugin;
+  expr::session::HistoryArgs history;
+  expr::session::CalibrateArgs calibrate;
+  expr::session::CompareArgs compare;
+  expr::session::AcrossArgs across;
+};
 
-int main(int argc, char** argv) {
-  CLI::App app{"expr: guess what the trace shows, run the experiment, see which guesses the trace confirms"};
+// A command of the command line and what it runs once its options are parsed.
+struct Command {
+  CLI::App* app;
+  std::function<int()> run;
+};
+
+void add_global_options(CLI::App& app, Options& o) {
   app.require_subcommand(1);
   app.set_version_flag("--version", fmt::format("expr {} (revision {})", expr::report::expr_version(), expr::report::expr_revision()));
   app.footer("Examples:\n"
@@ -131,17 +158,17 @@ int main(int argc, char** argv) {
              "  expr run SERIES.yaml --baseline @last-good        # gate against the last good run: exit 5 on a regression\n"
              "  expr new plugin NAME --torch                      # start a plugin project\n"
              "`expr COMMAND --help` shows each command's options and examples; docs/README.md lists the documentation.");
-  std::vector<fs::path> plugin_dirs;
   // Before or after the subcommand: `expr run x.yaml --log-level debug` works too.
   app.fallthrough();
-  std::string log_level = "warning";
-  app.add_option("--log-level", log_level,
+  app.add_option("--log-level", o.log_level,
                  "what the terminal shows of expr's own log: trace, debug, info, warning (default) or error; "
                  "the run directory's expr.log keeps debug and up")
       ->envname("EXPR_LOG")
       ->check(CLI::IsMember(std::vector<std::string>(expr::log::level_names.begin(), expr::log::level_names.end())));
+}
 
-  expr::cli::RunArgs run;
+Command add_run(CLI::App& app, Options& o, const char* program) {
+  auto& run = o.run;
   auto* run_cmd = app.add_subcommand("run", "run a series: time, trace and check every experiment");
   run_cmd->add_option("series", run.series, "series file (YAML); with --resume, the run's own unless given");
   auto* filter = run_cmd->add_option("--filter", run.filter, "run only experiments whose name matches this regex");
@@ -172,57 +199,65 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--baseline", run.baseline, "compare the finished run with this run directory or history reference (@last, @last~N, "
                       "@last-good, @ID) and exit with 5 on a regression");
   add_gate_options(*run_cmd, run.gate);
-  add_plugin_path_option(*run_cmd, plugin_dirs);
+  add_plugin_path_option(*run_cmd, o.plugin_dirs);
   run_cmd->footer("Examples:\n"
                   "  expr run experiments/series3.yaml\n"
                   "  expr run tests/series/cpu.yaml --out /tmp/cpu --force\n"
                   "  expr run experiments/attention-sweep.yaml --axis seq=1024,4096 --filter 'flash\\[dtype=bf16'\n"
                   "  expr run SERIES.yaml --baseline @last-good      # exit 5 on a regression (docs/nightly.md)\n"
                   "  expr run --resume runs/series3-20261201-010000  # take up a run that stopped");
+  return {run_cmd, [&run, program] {
+            if (run.series.empty() && !run.resume) {
+              fmt::print(stderr, "run: give a series file, or --resume RUN_DIR\nRun with --help for more information.\n");
+              return static_cast<int>(expr::cli::bad_input);
+            }
+            run.program = program;
+            return expr::cli::run(run);
+          }};
+}
 
-  std::filesystem::path validate_file;
+// The commands that read a series or recorded runs: validate, list, show, replay, merge.
+std::vector<Command> add_reading_commands(CLI::App& app, Options& o, const char* program) {
   auto* validate_cmd = app.add_subcommand("validate", "check a series file and its guesses without running anything");
-  validate_cmd->add_option("series", validate_file, "series file (YAML)")->required();
-  std::vector<std::string> validate_axes;
-  validate_cmd->add_option("--axis", validate_axes, "NAME=V1,V2,...: as for run")->allow_extra_args(false);
-  add_plugin_path_option(*validate_cmd, plugin_dirs);
+  validate_cmd->add_option("series", o.validate_file, "series file (YAML)")->required();
+  validate_cmd->add_option("--axis", o.validate_axes, "NAME=V1,V2,...: as for run")->allow_extra_args(false);
+  add_plugin_path_option(*validate_cmd, o.plugin_dirs);
   validate_cmd->footer("Examples:\n  expr validate experiments/series3.yaml\n  expr validate experiments/attention-sweep.yaml --axis 'seq=pow2(256,1024)'");
 
   auto* list_cmd = app.add_subcommand("list", "list the plugins found and their parameters");
-  add_plugin_path_option(*list_cmd, plugin_dirs);
+  add_plugin_path_option(*list_cmd, o.plugin_dirs);
   list_cmd->footer("Examples:\n  expr list\n  expr list --plugin-path ~/my-plugins/build");
 
-  std::filesystem::path show_dir;
   auto* show_cmd = app.add_subcommand("show", "print the report of a run; for one that stopped before its end, how to resume it");
-  show_cmd->add_option("run_dir", show_dir, "run directory")->required();
-  bool show_all = false;
-  show_cmd->add_flag("--all", show_all,
+  show_cmd->add_option("run_dir", o.show_dir, "run directory")->required();
+  show_cmd->add_flag("--all", o.show_all,
                      fmt::format("list every experiment; past {}, only those that need a look (failed, a guess not confirmed, a timing warning)",
                                  expr::report::listed_at_most));
   show_cmd->footer("Examples:\n  expr show runs/series3-20261201-010000\n  expr show tests/data/series3-h200\n  expr show --all runs/sweep-nightly");
 
-  std::filesystem::path replay_dir;
-  std::optional<std::filesystem::path> replay_series, replay_out;
   auto* replay_cmd = app.add_subcommand("replay", "judge the guesses again from a run's recorded measurements and traces");
-  replay_cmd->add_option("run_dir", replay_dir, "run directory (or recorded data) with results.json")->required();
-  replay_cmd->add_option("--series", replay_series, "take the series' own guesses from this file instead");
-  replay_cmd->add_option("--out", replay_out, "write results.json, reports and Chrome traces here");
-  bool replay_force = false;
-  replay_cmd->add_flag("--force", replay_force, "--out may hold an earlier run: replace it");
+  replay_cmd->add_option("run_dir", o.replay.run_dir, "run directory (or recorded data) with results.json")->required();
+  replay_cmd->add_option("--series", o.replay.series, "take the series' own guesses from this file instead");
+  replay_cmd->add_option("--out", o.replay.out, "write results.json, reports and Chrome traces here");
+  replay_cmd->add_flag("--force", o.replay.force, "--out may hold an earlier run: replace it");
   replay_cmd->footer("Examples:\n  expr replay tests/data/series3-h200 --out /tmp/s3          # report.html and traces of a recorded run\n"
                      "  expr replay RUN_DIR --series edited.yaml --out /tmp/again   # judge new guesses against old traces");
 
-  std::vector<std::filesystem::path> merge_dirs;
-  std::filesystem::path merge_out;
-  bool merge_mixed = false, merge_force = false;
   auto* merge_cmd = app.add_subcommand("merge", "make one run directory from the run directories of a series' shards");
-  merge_cmd->add_option("shard_dirs", merge_dirs, "the shards' run directories")->required();
-  merge_cmd->add_option("--out", merge_out, "the merged run directory")->required();
-  merge_cmd->add_flag("--force", merge_force, "--out may hold an earlier run: replace it");
-  merge_cmd->add_flag("--allow-mixed", merge_mixed, "merge shards of different series or environments, and show the mix");
+  merge_cmd->add_option("shard_dirs", o.merge.shard_dirs, "the shards' run directories")->required();
+  merge_cmd->add_option("--out", o.merge.out, "the merged run directory")->required();
+  merge_cmd->add_flag("--force", o.merge.force, "--out may hold an earlier run: replace it");
+  merge_cmd->add_flag("--allow-mixed", o.merge.allow_mixed, "merge shards of different series or environments, and show the mix");
   merge_cmd->footer("Example:\n  expr merge runs/sweep/shard-0 runs/sweep/shard-1 --out runs/sweep/merged");
 
-  expr::cli::SlurmArgs slurm;
+  return {{validate_cmd, [&o] { return expr::cli::validate(o.validate_file, o.validate_axes); }},
+          {list_cmd, [&o] { return expr::cli::list(o.plugin_dirs); }},
+          {show_cmd, [&o, program] { return expr::cli::show(o.show_dir, program, o.show_all); }},
+          {replay_cmd, [&o, program] { return expr::cli::replay(o.replay, program); }},
+          {merge_cmd, [&o] { return expr::cli::merge(o.merge); }}};
+}
+
+Command add_slurm(CLI::App& app, expr::session::SlurmArgs& slurm) {
   auto* slurm_cmd = app.add_subcommand("slurm", "run a series on Slurm: a job array of shards, then a job that merges them (docs/slurm.md)");
   slurm_cmd->add_option("series", slurm.series, "series file (YAML)")->required();
   slurm_cmd->add_option("--shards", slurm.shards, "N: the array's tasks, each running one shard K/N of the series")->required()->check(CLI::Range(1, 100000));
@@ -238,66 +273,39 @@ int main(int argc, char** argv) {
   slurm_cmd->add_flag("--submit", slurm.submit, "submit both jobs with sbatch and print their ids, instead of printing the commands");
   slurm_cmd->footer("Examples:\n  expr slurm experiments/attention-sweep.yaml --shards 8 --gpus-per-task 1 --out /shared/sweep\n"
                     "  expr slurm experiments/attention-sweep.yaml --shards 8 --gpus-per-task 1 --out /shared/sweep --submit");
+  return {slurm_cmd, [&slurm] { return expr::cli::slurm(slurm); }};
+}
 
+// `expr metrics`, and `expr new plugin` and `expr new series`.
+std::vector<Command> add_writing_commands(CLI::App& app, Options& o) {
   auto* metrics_cmd = app.add_subcommand("metrics", "list what guesses can ask about");
   metrics_cmd->footer("Example:\n  expr metrics | grep -i occupancy");
 
   auto* new_cmd = app.add_subcommand("new", "write a new plugin project or series file");
   new_cmd->require_subcommand(1);
-  std::string new_name;
-  std::optional<std::filesystem::path> new_dir;
-  bool torch = false, cuda = false;
   auto* new_plugin_cmd = new_cmd->add_subcommand("plugin", "a plugin project that builds against the installed expr and runs as it stands");
-  new_plugin_cmd->add_option("name", new_name, "the plugin's name (letters, digits, _)")->required();
-  auto* torch_flag = new_plugin_cmd->add_flag("--torch", torch, "a LibTorch plugin (links expr::torch)");
-  new_plugin_cmd->add_flag("--cuda", cuda, "a plugin with its own CUDA kernel")->excludes(torch_flag);
-  new_plugin_cmd->add_option("--dir", new_dir, "where to write the project (default: ./NAME)");
-  std::optional<std::string> series_plugin;
+  new_plugin_cmd->add_option("name", o.new_name, "the plugin's name (letters, digits, _)")->required();
+  auto* torch_flag = new_plugin_cmd->add_flag("--torch", o.torch, "a LibTorch plugin (links expr::torch)");
+  new_plugin_cmd->add_flag("--cuda", o.cuda, "a plugin with its own CUDA kernel")->excludes(torch_flag);
+  new_plugin_cmd->add_option("--dir", o.new_dir, "where to write the project (default: ./NAME)");
   auto* new_series_cmd = new_cmd->add_subcommand("series", "a commented series file NAME.yaml");
-  new_series_cmd->add_option("name", new_name, "the series' name (letters, digits, _)")->required();
-  new_series_cmd->add_option("--plugin", series_plugin, "the plugin its experiment runs (default: NAME, else the first found)");
-  new_series_cmd->add_option("--dir", new_dir, "where to write it (default: .)");
-  add_plugin_path_option(*new_series_cmd, plugin_dirs);
+  new_series_cmd->add_option("name", o.new_name, "the series' name (letters, digits, _)")->required();
+  new_series_cmd->add_option("--plugin", o.series_plugin, "the plugin its experiment runs (default: NAME, else the first found)");
+  new_series_cmd->add_option("--dir", o.new_dir, "where to write it (default: .)");
+  add_plugin_path_option(*new_series_cmd, o.plugin_dirs);
   new_plugin_cmd->footer("Examples:\n  expr new plugin saxpy              # plain C++ on the CPU\n  expr new plugin linear --torch     # a LibTorch Linear layer\n"
                          "  expr new plugin mykernel --cuda    # a CUDA kernel of your own");
   new_series_cmd->footer("Example:\n  expr new series attention --plugin sdpa");
   new_cmd->footer("Examples:\n  expr new plugin linear --torch\n  expr new series attention --plugin sdpa");
 
-  expr::cli::HistoryArgs history;
-  auto* history_cmd = app.add_subcommand("history", "list the runs recorded, or one experiment's timing over them");
-  history_cmd->add_option("--history", history.history, "history database (default: $EXPR_HISTORY, else runs/history.sqlite)");
-  history_cmd->add_option("--series", history.series, "only runs of this series");
-  history_cmd->add_option("--experiment", history.experiment, "show this experiment's metric over the runs (its identity, e.g. sdpa[seq=2048])");
-  history_cmd->add_option("--metric", history.metric, "with --experiment: gpu_time or host_time")->check(CLI::IsMember({"gpu_time", "host_time"}));
-  history_cmd->add_option("--limit", history.limit, "at most this many runs, the newest");
-  add_gate_options(*history_cmd, history.gate, false);
-  history_cmd->footer("Examples:\n  expr history --series series3\n  expr history --experiment sdpa_flash --metric gpu_time");
+  using expr::cli::PluginKind;
+  return {{metrics_cmd, [] { return expr::cli::metrics(); }},
+          {new_plugin_cmd,
+           [&o] { return expr::cli::new_plugin(o.new_name, o.torch ? PluginKind::torch : o.cuda ? PluginKind::cuda : PluginKind::cpu, o.new_dir); }},
+          {new_series_cmd, [&o] { return expr::cli::new_series(o.new_name, o.series_plugin, o.new_dir); }}};
+}
 
-  expr::cli::CalibrateArgs calibrate;
-  auto* calibrate_cmd = app.add_subcommand("calibrate", "run a series several times unchanged: the gate's false-alarm rate, each point's noise");
-  calibrate_cmd->add_option("series", calibrate.run.series, "series file (YAML)")->required();
-  calibrate_cmd->add_option("--runs", calibrate.runs, "how many runs (default 5)")->check(CLI::Range(2, 1000));
-  calibrate_cmd->add_option("--filter", calibrate.run.filter, "calibrate only experiments whose name matches this regex");
-  calibrate_cmd->add_option("--device", calibrate.run.device, "run every experiment on this device")->check(CLI::IsMember({"cpu", "cuda"}));
-  calibrate_cmd->add_option("--axis", calibrate.run.axes, "NAME=V1,V2,...: as for run")->allow_extra_args(false);
-  calibrate_cmd->add_option("--out", calibrate.run.out, "folder of the runs (default: runs/<series>-calibration-<time>)");
-  calibrate_cmd->add_option("--history", calibrate.run.history, "history database (default: $EXPR_HISTORY, else runs/history.sqlite)");
-  add_gate_options(*calibrate_cmd, calibrate.gate, false);
-  add_plugin_path_option(*calibrate_cmd, plugin_dirs);
-  calibrate_cmd->footer("Example:\n  expr calibrate experiments/series3.yaml --runs 5   # then runs and gates carry each point's noise");
-
-  expr::cli::CompareArgs compare;
-  auto* compare_cmd = app.add_subcommand("compare", "compare a candidate run with a baseline: timings, structure of the trace, the gate's verdict");
-  compare_cmd->add_option("base", compare.base, "the baseline: a run directory or a history reference (@last, @last~N, @last-good, @ID)")->required();
-  compare_cmd->add_option("new", compare.candidate, "the candidate: a run directory or a history reference")->required();
-  compare_cmd->add_option("--history", compare.history, "history database for references (default: $EXPR_HISTORY, else runs/history.sqlite)");
-  compare_cmd->add_option("--series", compare.series, "the series, when both runs are references and the history holds several");
-  compare_cmd->add_option("--markdown", compare.markdown, "also write the comparison as Markdown to this file");
-  add_gate_options(*compare_cmd, compare.gate);
-  compare_cmd->footer("Examples:\n  expr compare runs/series3-a runs/series3-b\n  expr compare @last-good @last --markdown comparison.md\n"
-                      "Runs of different series, or with no experiment in common, are refused (exit 2); exit 5 is a regression.");
-
-  expr::cli::AcrossArgs across;
+Command add_across(CLI::App& app, expr::session::AcrossArgs& across) {
   auto* across_cmd = app.add_subcommand("across", "runs of one series from several machines side by side: each guess's verdict and each experiment's figures per run");
   across_cmd->add_option("runs", across.runs, "run directories or history references (@last:H200, @last-good:EPYC, @ID, @each-machine)")->required();
   across_cmd->add_option("--history", across.history, "history database for references (default: $EXPR_HISTORY, else runs/history.sqlite)");
@@ -308,14 +316,57 @@ int main(int argc, char** argv) {
   across_cmd->add_option("--html", across.html, "also write the view as a page with plots to this file");
   across_cmd->footer("Examples:\n  expr across runs/series3-a100 runs/series3-h200 --html across.html\n  expr across @each-machine --series series3\n"
                      "  expr across @last:H100 @last:H200 --reference 2\nRuns of different series are refused (exit 2).");
+  return {across_cmd, [&across] { return expr::cli::across(across); }};
+}
 
-  // Built without CUDA, the commands that run experiments stay, to say that they cannot.
-  if (!expr::cli::has_runner)
-    for (auto* command : {run_cmd, slurm_cmd, calibrate_cmd})
-      command->description(command->get_description() + " (not in this build: built without CUDA)");
+// The commands about the history and comparisons: history, calibrate, compare, across.
+std::vector<Command> add_history_commands(CLI::App& app, Options& o) {
+  auto& history = o.history;
+  auto* history_cmd = app.add_subcommand("history", "list the runs recorded, or one experiment's timing over them");
+  history_cmd->add_option("--history", history.history, "history database (default: $EXPR_HISTORY, else runs/history.sqlite)");
+  history_cmd->add_option("--series", history.series, "only runs of this series");
+  history_cmd->add_option("--experiment", history.experiment, "show this experiment's metric over the runs (its identity, e.g. sdpa[seq=2048])");
+  history_cmd->add_option("--metric", history.metric, "with --experiment: gpu_time or host_time")->check(CLI::IsMember({"gpu_time", "host_time"}));
+  history_cmd->add_option("--limit", history.limit, "at most this many runs, the newest");
+  add_gate_options(*history_cmd, history.gate, false);
+  history_cmd->footer("Examples:\n  expr history --series series3\n  expr history --experiment sdpa_flash --metric gpu_time");
 
+  auto& calibrate = o.calibrate;
+  auto* calibrate_cmd = app.add_subcommand("calibrate", "run a series several times unchanged: the gate's false-alarm rate, each point's noise");
+  calibrate_cmd->add_option("series", calibrate.run.series, "series file (YAML)")->required();
+  calibrate_cmd->add_option("--runs", calibrate.runs, "how many runs (default 5)")->check(CLI::Range(2, 1000));
+  calibrate_cmd->add_option("--filter", calibrate.run.filter, "calibrate only experiments whose name matches this regex");
+  calibrate_cmd->add_option("--device", calibrate.run.device, "run every experiment on this device")->check(CLI::IsMember({"cpu", "cuda"}));
+  calibrate_cmd->add_option("--axis", calibrate.run.axes, "NAME=V1,V2,...: as for run")->allow_extra_args(false);
+  calibrate_cmd->add_option("--out", calibrate.run.out, "folder of the runs (default: runs/<series>-calibration-<time>)");
+  calibrate_cmd->add_option("--history", calibrate.run.history, "history database (default: $EXPR_HISTORY, else runs/history.sqlite)");
+  add_gate_options(*calibrate_cmd, calibrate.gate, false);
+  add_plugin_path_option(*calibrate_cmd, o.plugin_dirs);
+  calibrate_cmd->footer("Example:\n  expr calibrate experiments/series3.yaml --runs 5   # then runs and gates carry each point's noise");
+
+  auto& compare = o.compare;
+  auto* compare_cmd = app.add_subcommand("compare", "compare a candidate run with a baseline: timings, structure of the trace, the gate's verdict");
+  compare_cmd->add_option("base", compare.base, "the baseline: a run directory or a history reference (@last, @last~N, @last-good, @ID)")->required();
+  compare_cmd->add_option("new", compare.candidate, "the candidate: a run directory or a history reference")->required();
+  compare_cmd->add_option("--history", compare.history, "history database for references (default: $EXPR_HISTORY, else runs/history.sqlite)");
+  compare_cmd->add_option("--series", compare.series, "the series, when both runs are references and the history holds several");
+  compare_cmd->add_option("--markdown", compare.markdown, "also write the comparison as Markdown to this file");
+  add_gate_options(*compare_cmd, compare.gate);
+  compare_cmd->footer("Examples:\n  expr compare runs/series3-a runs/series3-b\n  expr compare @last-good @last --markdown comparison.md\n"
+                      "Runs of different series, or with no experiment in common, are refused (exit 2); exit 5 is a regression.");
+
+  return {{history_cmd, [&history] { return expr::cli::history(history); }},
+          {calibrate_cmd, [&calibrate] { return expr::cli::calibrate(calibrate); }},
+          {compare_cmd, [&compare] { return expr::cli::compare(compare); }},
+          add_across(app, o.across)};
+}
+
+// CLI11's verdict on the command line: nothing when it parsed, else the exit code, having said
+// what is wrong (with the closest known command or option) or printed the help asked for.
+std::optional<int> parse(CLI::App& app, int argc, char** argv) {
   try {
     app.parse(argc, argv);
+    return std::nullopt;
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() != 0)
       if (const auto message = unknown_word(app, argc, argv); !message.empty()) {
@@ -325,31 +376,29 @@ int main(int argc, char** argv) {
     const int code = app.exit(e);
     return code == 0 ? 0 : expr::cli::bad_input;
   }
-  expr::log::set_terminal_level(*expr::log::level_from(log_level));
-  if (!*list_cmd) export_plugin_path(plugin_dirs);
-  if (*run_cmd) {
-    if (run.series.empty() && !run.resume) {
-      fmt::print(stderr, "run: give a series file, or --resume RUN_DIR\nRun with --help for more information.\n");
-      return expr::cli::bad_input;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"expr: guess what the trace shows, run the experiment, see which guesses the trace confirms"};
+  Options o;
+  add_global_options(app, o);
+  std::vector<Command> commands{add_run(app, o, argv[0])};
+  for (auto& c : add_reading_commands(app, o, argv[0])) commands.push_back(std::move(c));
+  commands.push_back(add_slurm(app, o.slurm));
+  for (auto& c : add_writing_commands(app, o)) commands.push_back(std::move(c));
+  for (auto& c : add_history_commands(app, o)) commands.push_back(std::move(c));
+  // Built without CUDA, the commands that run experiments stay, to say that they cannot.
+  if (!expr::cli::has_runner)
+    for (const auto* name : {"run", "slurm", "calibrate"}) {
+      auto* command = app.get_subcommand(name);
+      command->description(command->get_description() + " (not in this build: built without CUDA)");
     }
-    run.program = argv[0];
-    return expr::cli::run(run);
-  }
-  if (*validate_cmd) return expr::cli::validate(validate_file, validate_axes);
-  if (*list_cmd) return expr::cli::list(plugin_dirs);
-  if (*show_cmd) return expr::cli::show(show_dir, argv[0], show_all);
-  if (*replay_cmd) return expr::cli::replay(replay_dir, replay_series, replay_out, replay_force, argv[0]);
-  if (*merge_cmd) return expr::cli::merge(merge_dirs, merge_out, merge_mixed, merge_force);
-  if (*slurm_cmd) return expr::cli::slurm(slurm);
-  if (*metrics_cmd) return expr::cli::metrics();
-  if (*new_plugin_cmd) {
-    using expr::cli::PluginKind;
-    return expr::cli::new_plugin(new_name, torch ? PluginKind::torch : cuda ? PluginKind::cuda : PluginKind::cpu, new_dir);
-  }
-  if (*new_series_cmd) return expr::cli::new_series(new_name, series_plugin, new_dir);
-  if (*compare_cmd) return expr::cli::compare(compare);
-  if (*across_cmd) return expr::cli::across(across);
-  if (*calibrate_cmd) return expr::cli::calibrate(calibrate);
-  if (*history_cmd) return expr::cli::history(history);
+  if (const auto refused = parse(app, argc, argv)) return *refused;
+  expr::log::set_terminal_level(*expr::log::level_from(o.log_level));
+  if (!*app.get_subcommand("list")) export_plugin_path(o.plugin_dirs);
+  for (const auto& c : commands)
+    if (*c.app) return expr::cli::guarded(c.run);
   return expr::cli::bad_input;
 }

@@ -1,7 +1,7 @@
 // The commands that run experiments (run, calibrate, slurm) in an expr built without CUDA
 // (EXPR_WITH_CUDA=OFF), which has no runner: each says so and exits with bad_input, nothing run,
 // instead of being missing from the command line, so a script or a user typing a command from the
-// README learns why. run.cpp and slurm.cpp are these commands where there is a runner.
+// README learns why. run.cpp is these commands where there is a runner.
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
@@ -23,8 +23,8 @@ int no_runner(const char* command) {
 
 const bool has_runner = false;
 
-int run(const RunArgs&) { return no_runner("run"); }
-int calibrate(const CalibrateArgs&) { return no_runner("calibrate"); }
-int slurm(const SlurmArgs&) { return no_runner("slurm"); }
+int run(const session::RunArgs&) { return no_runner("run"); }
+int calibrate(const session::CalibrateArgs&) { return no_runner("calibrate"); }
+int slurm(const session::SlurmArgs&) { return no_runner("slurm"); }
 
 }  // namespace expr::cli

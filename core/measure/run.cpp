@@ -1,0 +1,164 @@
+// `expr run` (new or resumed, gated against a baseline) and `expr calibrate`, on the runner.
+#include "measure/run.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "history/record.hpp"
+#include "session/comparison.hpp"
+#include "session/gate.hpp"
+#include "session/places.hpp"
+#include "session/shard_plan.hpp"
+#include "util/atomic_file.hpp"
+#include "util/log.hpp"
+#include "util/text.hpp"
+
+namespace expr::measure {
+
+namespace fs = std::filesystem;
+using session::Status;
+using session::Stop;
+
+SeriesRun::SeriesRun(const session::RunArgs& args, session::PreparedRun prepared) : args_(args), prepared_(std::move(prepared)) {
+  const auto& plan = prepared_.loaded.plan;
+  auto* store = prepared_.store.get();
+  // The baseline is found before the run, so a wrong one is reported before anything is measured,
+  // and @last is the newest run before this one.
+  if (args.baseline)
+    base_ = session::or_stop(Status::bad_input, [&] {
+      auto base = session::load_run(*args.baseline, store, plan.name);
+      history::check_same_series(base.series, plan.name);
+      return base;
+    }, fmt::format("--baseline {}: ", *args.baseline));
+  probe_ = runner::probe_devices();
+  // Asked for the GPU by name, a run without one would skip every experiment and pass.
+  if (prepared_.request.device == "cuda" && probe_.devices == 0)
+    throw Stop(Status::bad_input, fmt::format("--device cuda: there is no CUDA device here ({}); nothing ran", probe_.unavailable));
+  how_.store = store;
+  if (args.gpus) {
+    how_.workers = session::or_stop(Status::bad_input, [&] {
+      return choose_workers(*args.gpus, probe_, probe_.devices == 0 ? first_on_gpu(plan, prepared_.request.device) : std::nullopt);
+    });
+    if (how_.workers.gpus.empty()) session::note("{} worker{} at once on the CPU", how_.workers.count, how_.workers.count == 1 ? "" : "s");
+    else session::note("one worker per GPU: {}", fmt::join(how_.workers.gpus, ", "));
+  }
+  if (store) {
+    how_.noise = store->noise(plan.name, history::machine_fingerprint(starting_environment(probe_)));
+    if (!how_.noise.empty())
+      session::note("timings carry the run-to-run noise of {} calibrated point{} (expr calibrate)", how_.noise.size(), how_.noise.size() == 1 ? "" : "s");
+  }
+}
+
+Executed SeriesRun::execute() {
+  auto& p = prepared_;
+  return session::or_stop(Status::cannot_write, [&] {
+    if (!args_.resume) return execute_new(p.loaded, args_.series, *p.dir, p.request, args_.force, probe_, how_);
+    record_request(*p.dir, p.request, p.loaded.plan);
+    return measure::execute(p.loaded, std::move(p.run), *p.dir, p.request, std::move(p.restored), probe_, how_);
+  });
+}
+
+// Measures `again` once more, exactly these points, into RUN_DIR/remeasured, each new measurement
+// taking the place of the first in `candidate` and in the history.
+std::vector<std::string> SeriesRun::remeasure(const std::vector<std::string>& again, const report::RunResult& run, history::RunRecord& candidate) {
+  session::note("\nmeasuring {} inconclusive experiment{} once more: {}", again.size(), again.size() == 1 ? "" : "s", fmt::join(again, ", "));
+  // All of this run's shard: no shard to choose.
+  auto request = prepared_.request;
+  request.shard.reset();
+  auto loaded = session::load_request(request.series, request, nullptr, nullptr);
+  request.filter = util::exactly(again);
+  Execution quiet = how_;
+  quiet.store = nullptr;  // the new measurements replace the first ones below, in this run
+  quiet.terminal_report = false;
+  const auto second = session::or_stop(Status::cannot_write, [&] {
+    return execute_new(loaded, run.series_file, report::RunDirectory(run.run_dir / "remeasured"), request, false, probe_, quiet);
+  });
+  for (const auto& e : second.run.experiments) {
+    if (std::find(again.begin(), again.end(), e.measurement.experiment) == again.end()) continue;
+    auto record = history::snapshot(e);
+    if (how_.store) session::or_stop(Status::cannot_write, [&] { how_.store->record_experiment(run.id, record); });
+    for (auto& c : candidate.experiments)
+      if (c.identity == record.identity) c = record;
+  }
+  return again;
+}
+
+Gated SeriesRun::gate(Executed& x) {
+  const auto& run = x.run;
+  auto options = session::gate_options(args_.gate);
+  auto candidate = history::snapshot(run, prepared_.loaded.plan.gates);
+  if (how_.store) session::or_stop(Status::cannot_write, [&] { session::learn_noise(*how_.store, *base_, candidate, options); });
+  Gated g;
+  const bool comparable = session::or_stop(Status::cannot_write, [&] {
+    try {
+      g.comparison = history::compare(*base_, candidate, options);
+      if (const auto again = g.comparison->inconclusive_experiments(); !again.empty()) {
+        g.remeasured = remeasure(again, run, candidate);
+        g.comparison = history::compare(*base_, candidate, options);
+      }
+      return true;
+    } catch (const history::Incomparable& e) {
+      log::error("{}", e.what());
+      return false;
+    }
+  });
+  if (!comparable) return {std::nullopt, Status::bad_input, {}};
+  g.status = g.comparison->regression() ? Status::regression : Status::ok;
+  if (auto error = session::record_gate(run, *g.comparison, how_.store, base_->id); !error.empty()) x.history_error = error;
+  return g;
+}
+
+namespace {
+
+// One calibration run, the k-th, into its folder of `root`.
+Executed calibration_run(session::LoadedSeries& loaded, const session::CalibrateArgs& args, const fs::path& root, std::size_t k,
+                         const runner::DeviceProbe& probe, const Execution& how) {
+  session::note("calibration run {} of {}", k, args.runs);
+  const report::RunRequest request{fs::absolute(args.run.series), args.run.axes, args.run.filter, args.run.device, std::nullopt, std::nullopt};
+  return session::or_stop(Status::cannot_write, [&] {
+    return execute_new(loaded, args.run.series, report::RunDirectory(root / fmt::format("run-{}", k)), request, false, probe, how);
+  });
+}
+
+}  // namespace
+
+Calibrated calibrate(const session::CalibrateArgs& args) {
+  const auto options = session::gate_options(args.gate);
+  auto first = session::load_series(args.run.series, args.run.axes);
+  const auto gates = first.plan.gates;
+  Calibrated c;
+  c.series = first.plan.name;
+  const auto store = session::or_stop(Status::cannot_write, [&] { return session::open_history(args.run.history.value_or(session::default_history())); });
+  const auto probe = runner::probe_devices();
+  Execution how;
+  how.store = store.get();
+  how.terminal_report = false;
+  const auto root = args.run.out.value_or(session::default_run_dir(c.series, "-calibration"));
+  std::vector<history::RunRecord> records;
+  std::vector<std::string> ids;
+  for (std::size_t k = 1; k <= args.runs; ++k) {
+    auto loaded = k == 1 ? std::move(first) : session::load_series(args.run.series, args.run.axes);
+    auto x = calibration_run(loaded, args, root, k, probe, how);
+    if (x.signal != 0) {
+      c.interrupted = std::move(x.run);
+      c.signal = x.signal;
+      c.status = Status::interrupted;
+      return c;
+    }
+    if (!x.history_error.empty()) throw Stop(Status::cannot_write, std::vector<Stop::Line>{});  // the recorder said why
+    if (report::tally(x.run).experiments_failed > 0) c.status = Status::experiment_failed;
+    records.push_back(history::snapshot(x.run, gates));
+    ids.push_back(x.run.id);
+  }
+  c.history_file = store->file();
+  c.report_file = root / "calibration.md";
+  session::or_stop(Status::cannot_write, [&] {
+    c.calibration = history::calibrate(records, options);
+    c.id = store->record_calibration(c.calibration, ids);
+    util::write_atomically(c.report_file, history::markdown(c.calibration));
+  });
+  return c;
+}
+
+}  // namespace expr::measure
