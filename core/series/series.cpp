@@ -582,17 +582,16 @@ Series read(const std::filesystem::path& file) {
   r.duplicate_keys(root);
   if (!root.IsMap()) throw util::InputError({{r.pos(root), "a series file is a mapping with keys series, experiments, ..."}});
   r.only_keys(root, top_keys, "the series");
-  Series s{.file = file};
+  Series s;
+  s.file = file;
   series_keys(root, r, s);
   const auto common = defaults(root, r);
   const auto experiments = root["experiments"];
   if (!experiments) r.problem({file.string(), 1, 1}, "missing 'experiments:' (a list of experiments)");
   else if (!experiments.IsSequence() || experiments.size() == 0) r.problem(experiments, "experiments must be a non-empty list");
-  else {
-    std::set<std::string> names;
-    for (const auto& e : experiments)
+  else
+    for (std::set<std::string> names; const auto& e : experiments)
       if (r.is_map(e, "an experiment")) s.experiments.push_back(experiment(e, common, r, names));
-  }
   if (!r.problems().empty()) throw util::InputError(r.problems());
   return s;
 }
