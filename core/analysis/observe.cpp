@@ -33,6 +33,16 @@ std::optional<Unavailable> missing_trace(const outcome::Measurement& m, std::str
   return std::nullopt;
 }
 
+std::optional<Unavailable> not_ran(const outcome::Measurement& m) {
+  if (m.status == outcome::Status::ok) return std::nullopt;
+  return Unavailable{fmt::format("experiment {}{}{}", outcome::to_string(m.status), m.reason.empty() ? "" : ": ", m.reason)};
+}
+
+std::optional<std::string> arg(const MetricCall& call, const std::string& name) {
+  auto it = call.args.find(name);
+  return it == call.args.end() ? std::nullopt : std::optional(it->second);
+}
+
 std::vector<std::string> device_caveats(const trace::Trace& t) {
   std::vector<std::string> caveats;
   if (t.collection.dropped_records > 0)

@@ -19,6 +19,12 @@ enum class Needs { device_trace, op_trace, allocator_trace, driver_memory_trace 
 // Why `m`'s trace cannot answer `metric`, or nothing when it can.
 std::optional<Unavailable> missing_trace(const outcome::Measurement& m, std::string_view metric, std::optional<Needs> needs);
 
+// Why an experiment that did not finish has no figure, or nothing when it finished.
+std::optional<Unavailable> not_ran(const outcome::Measurement& m);
+
+// A metric call's argument, when written.
+std::optional<std::string> arg(const MetricCall& call, const std::string& name);
+
 // The device records the trace lost or could not place: counts and times may be low.
 std::vector<std::string> device_caveats(const trace::Trace& t);
 

@@ -98,6 +98,12 @@ struct RangeProfiler::Session {
   std::vector<std::uint8_t> counter_data;
   bool started = false;
 
+  // The constructor's steps, in order.
+  void initialize();
+  void configure(const std::string& chip, std::vector<std::uint8_t> availability, const std::vector<const char*>& names);
+  std::uint32_t passes();
+  void enable(CUcontext context, const std::vector<const char*>& names, std::size_t max_ranges, trace::CounterReplay replay);
+
   ~Session() {
     if (started) {
       auto p = params<CUpti_RangeProfiler_Stop_Params>(CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE);
@@ -121,113 +127,131 @@ struct RangeProfiler::Session {
   }
 };
 
-RangeProfiler::RangeProfiler(int device, std::vector<std::string> metrics, std::size_t max_ranges, trace::CounterReplay replay)
-    : session_(std::make_unique<Session>()), metrics_(std::move(metrics)), replay_(replay) {
-  auto& s = *session_;
-  const auto names = pointers(metrics_);
-  {
-    auto p = params<CUpti_Profiler_Initialize_Params>(CUpti_Profiler_Initialize_Params_STRUCT_SIZE);
-    call("cuptiProfilerInitialize", cuptiProfilerInitialize(&p));
-    s.profiler_initialized = true;
-  }
-  require_supported_device(device);
-  const auto context = current_context();
+namespace {
 
+std::string chip_name(int device) {
   auto chip = params<CUpti_Device_GetChipName_Params>(CUpti_Device_GetChipName_Params_STRUCT_SIZE);
   chip.deviceIndex = static_cast<std::size_t>(device);
   call("cuptiDeviceGetChipName", cuptiDeviceGetChipName(&chip));
-  warn("counters: chip {}, metrics {}", chip.pChipName, fmt::join(metrics_, ", "));
+  return chip.pChipName;
+}
 
-  // Which counters this device and driver expose to this process.
+// Which counters this device and driver expose to this process.
+std::vector<std::uint8_t> counter_availability(CUcontext context) {
   std::vector<std::uint8_t> availability;
-  {
-    auto p = params<CUpti_Profiler_GetCounterAvailability_Params>(CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE);
-    p.ctx = context;
-    call("cuptiProfilerGetCounterAvailability (size)", cuptiProfilerGetCounterAvailability(&p));
-    availability.resize(p.counterAvailabilityImageSize);
-    p.pCounterAvailabilityImage = availability.data();
-    call("cuptiProfilerGetCounterAvailability", cuptiProfilerGetCounterAvailability(&p));
-  }
+  auto p = params<CUpti_Profiler_GetCounterAvailability_Params>(CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE);
+  p.ctx = context;
+  call("cuptiProfilerGetCounterAvailability (size)", cuptiProfilerGetCounterAvailability(&p));
+  availability.resize(p.counterAvailabilityImageSize);
+  p.pCounterAvailabilityImage = availability.data();
+  call("cuptiProfilerGetCounterAvailability", cuptiProfilerGetCounterAvailability(&p));
+  return availability;
+}
+
+}  // namespace
+
+void RangeProfiler::Session::initialize() {
+  auto p = params<CUpti_Profiler_Initialize_Params>(CUpti_Profiler_Initialize_Params_STRUCT_SIZE);
+  call("cuptiProfilerInitialize", cuptiProfilerInitialize(&p));
+  profiler_initialized = true;
+}
+
+// The configuration image for `names` on this chip, made on the host.
+void RangeProfiler::Session::configure(const std::string& chip, std::vector<std::uint8_t> availability, const std::vector<const char*>& names) {
   {
     auto p = params<CUpti_Profiler_Host_Initialize_Params>(CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE);
     p.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
-    p.pChipName = chip.pChipName;
+    p.pChipName = chip.c_str();
     p.pCounterAvailabilityImage = availability.data();
     call("cuptiProfilerHostInitialize", cuptiProfilerHostInitialize(&p));
-    s.host = p.pHostObject;
+    host = p.pHostObject;
   }
   // One metric at a time, so a name the device does not have is named in the error.
   for (const auto* name : names) {
     auto p = params<CUpti_Profiler_Host_ConfigAddMetrics_Params>(CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE);
-    p.pHostObject = s.host;
+    p.pHostObject = host;
     p.ppMetricNames = &name;
     p.numMetrics = 1;
     try {
       call("cuptiProfilerHostConfigAddMetrics", cuptiProfilerHostConfigAddMetrics(&p));
     } catch (const CountersUnavailable& e) {
-      throw CountersUnavailable(fmt::format("metric {} is not available on {}: {}", name, chip.pChipName, e.what()));
+      throw CountersUnavailable(fmt::format("metric {} is not available on {}: {}", name, chip, e.what()));
     }
   }
-  {
-    auto p = params<CUpti_Profiler_Host_GetConfigImageSize_Params>(CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE);
-    p.pHostObject = s.host;
-    call("cuptiProfilerHostGetConfigImageSize", cuptiProfilerHostGetConfigImageSize(&p));
-    s.config.resize(p.configImageSize);
-  }
-  {
-    auto p = params<CUpti_Profiler_Host_GetConfigImage_Params>(CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE);
-    p.pHostObject = s.host;
-    p.configImageSize = s.config.size();
-    p.pConfigImage = s.config.data();
-    call("cuptiProfilerHostGetConfigImage", cuptiProfilerHostGetConfigImage(&p));
-  }
-  {
-    auto p = params<CUpti_Profiler_Host_GetNumOfPasses_Params>(CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE);
-    p.configImageSize = s.config.size();
-    p.pConfigImage = s.config.data();
-    call("cuptiProfilerHostGetNumOfPasses", cuptiProfilerHostGetNumOfPasses(&p));
-    passes_ = static_cast<std::uint32_t>(p.numOfPasses);
-    warn("counters: {} replay passes, {} replay", passes_, trace::to_string(replay_));
-  }
+  auto size = params<CUpti_Profiler_Host_GetConfigImageSize_Params>(CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE);
+  size.pHostObject = host;
+  call("cuptiProfilerHostGetConfigImageSize", cuptiProfilerHostGetConfigImageSize(&size));
+  config.resize(size.configImageSize);
+  auto image = params<CUpti_Profiler_Host_GetConfigImage_Params>(CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE);
+  image.pHostObject = host;
+  image.configImageSize = config.size();
+  image.pConfigImage = config.data();
+  call("cuptiProfilerHostGetConfigImage", cuptiProfilerHostGetConfigImage(&image));
+}
+
+std::uint32_t RangeProfiler::Session::passes() {
+  auto p = params<CUpti_Profiler_Host_GetNumOfPasses_Params>(CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE);
+  p.configImageSize = config.size();
+  p.pConfigImage = config.data();
+  call("cuptiProfilerHostGetNumOfPasses", cuptiProfilerHostGetNumOfPasses(&p));
+  return static_cast<std::uint32_t>(p.numOfPasses);
+}
+
+// The range profiler on `context`, with room for `max_ranges` kernel launches' counters.
+void RangeProfiler::Session::enable(CUcontext context, const std::vector<const char*>& names, std::size_t max_ranges,
+                                    trace::CounterReplay replay) {
   {
     auto p = params<CUpti_RangeProfiler_Enable_Params>(CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE);
     p.ctx = context;
     call("cuptiRangeProfilerEnable", cuptiRangeProfilerEnable(&p));
-    s.profiler = p.pRangeProfilerObject;
+    profiler = p.pRangeProfilerObject;
   }
   {
     auto p = params<CUpti_RangeProfiler_GetCounterDataSize_Params>(CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE);
-    p.pRangeProfilerObject = s.profiler;
+    p.pRangeProfilerObject = profiler;
     p.pMetricNames = const_cast<const char**>(names.data());
     p.numMetrics = names.size();
     p.maxNumOfRanges = max_ranges;
     p.maxNumRangeTreeNodes = static_cast<std::uint32_t>(max_ranges);
     call("cuptiRangeProfilerGetCounterDataSize", cuptiRangeProfilerGetCounterDataSize(&p));
-    s.counter_data.resize(p.counterDataSize);
+    counter_data.resize(p.counterDataSize);
   }
   {
     auto p = params<CUpti_RangeProfiler_CounterDataImage_Initialize_Params>(CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE);
-    p.pRangeProfilerObject = s.profiler;
-    p.counterDataSize = s.counter_data.size();
-    p.pCounterData = s.counter_data.data();
+    p.pRangeProfilerObject = profiler;
+    p.counterDataSize = counter_data.size();
+    p.pCounterData = counter_data.data();
     call("cuptiRangeProfilerCounterDataImageInitialize", cuptiRangeProfilerCounterDataImageInitialize(&p));
   }
-  {
-    auto p = params<CUpti_RangeProfiler_SetConfig_Params>(CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE);
-    p.pRangeProfilerObject = s.profiler;
-    p.configSize = s.config.size();
-    p.pConfig = s.config.data();
-    p.counterDataImageSize = s.counter_data.size();
-    p.pCounterDataImage = s.counter_data.data();
-    p.range = CUPTI_AutoRange;
-    p.replayMode = replay_ == trace::CounterReplay::kernel ? CUPTI_KernelReplay : CUPTI_UserReplay;
-    p.maxRangesPerPass = max_ranges;
-    p.numNestingLevels = 1;
-    p.minNestingLevel = 1;
-    p.passIndex = 0;
-    p.targetNestingLevel = 1;
-    call("cuptiRangeProfilerSetConfig", cuptiRangeProfilerSetConfig(&p));
-  }
+  auto p = params<CUpti_RangeProfiler_SetConfig_Params>(CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE);
+  p.pRangeProfilerObject = profiler;
+  p.configSize = config.size();
+  p.pConfig = config.data();
+  p.counterDataImageSize = counter_data.size();
+  p.pCounterDataImage = counter_data.data();
+  p.range = CUPTI_AutoRange;
+  p.replayMode = replay == trace::CounterReplay::kernel ? CUPTI_KernelReplay : CUPTI_UserReplay;
+  p.maxRangesPerPass = max_ranges;
+  p.numNestingLevels = 1;
+  p.minNestingLevel = 1;
+  p.passIndex = 0;
+  p.targetNestingLevel = 1;
+  call("cuptiRangeProfilerSetConfig", cuptiRangeProfilerSetConfig(&p));
+}
+
+RangeProfiler::RangeProfiler(int device, std::vector<std::string> metrics, std::size_t max_ranges, trace::CounterReplay replay)
+    : session_(std::make_unique<Session>()), metrics_(std::move(metrics)), replay_(replay) {
+  auto& s = *session_;
+  const auto names = pointers(metrics_);
+  s.initialize();
+  require_supported_device(device);
+  const auto context = current_context();
+  const auto chip = chip_name(device);
+  warn("counters: chip {}, metrics {}", chip, fmt::join(metrics_, ", "));
+  s.configure(chip, counter_availability(context), names);
+  passes_ = s.passes();
+  warn("counters: {} replay passes, {} replay", passes_, trace::to_string(replay_));
+  s.enable(context, names, max_ranges, replay_);
 }
 
 RangeProfiler::~RangeProfiler() = default;
