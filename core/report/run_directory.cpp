@@ -6,6 +6,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -163,6 +164,32 @@ auto reading(const std::string& where, Read&& read) {
 // otherwise throw, and no results would be written at all.
 std::string text(const json& j, int indent) { return j.dump(indent, ' ', false, json::error_handler_t::replace); }
 
+// `j` as results.json holds it, appended to `out`: indented as dump(2) indents, `depth` levels in,
+// but an array of numbers on one line. A timing's samples are thousands of numbers, and a line each
+// made most of a sweep's results.json.
+void append_indented(const json& j, int depth, std::string& out) {
+  const bool numbers = j.is_array() && std::all_of(j.begin(), j.end(), [](const json& x) { return x.is_number(); });
+  if (!j.is_structured() || j.empty() || numbers) {
+    out += text(j, -1);
+    return;
+  }
+  const std::string inner(2 * (depth + 1), ' ');
+  out += j.is_object() ? '{' : '[';
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    out += it == j.begin() ? "\n" : ",\n";
+    out += inner;
+    if (j.is_object()) out += text(it.key(), -1) + ": ";
+    append_indented(*it, depth + 1, out);
+  }
+  out += '\n' + std::string(2 * depth, ' ') + (j.is_object() ? '}' : ']');
+}
+
+std::string indented(const json& j, int depth) {
+  std::string out;
+  append_indented(j, depth, out);
+  return out;
+}
+
 }  // namespace
 
 RunLock::~RunLock() {
@@ -306,14 +333,15 @@ json to_json(const RunResult& run, const RunDirectory& dir) {
   return j;
 }
 
-// The text of to_json(run).dump(2), without the whole run's document in memory at once: each
+std::string results_text(const json& document) { return indented(document, 0); }
+
+// The text of results_text(to_json(run)), without the whole run's document in memory at once: each
 // experiment's document is made, written and freed in turn, then spliced into the run's. A long
 // sweep's results.json is tens of megabytes and its document several times that, in small pieces
 // that, once freed, stay with the process, and every worker forked after copies their page tables.
-// (A JSON string holds no raw newline, so the lines re-indented are the document's own.)
 void RunDirectory::write_results(const RunResult& run) const {
   // Written an experiment at a time: the whole document of a long sweep is never in memory.
-  const auto document = text(run_without_experiments(run), 2);
+  const auto document = results_text(run_without_experiments(run));
   const std::string empty = "\n  \"experiments\": []";
   const auto at = document.find(empty);
   util::write_atomically(results(), [&](const util::WritePiece& write) {
@@ -325,15 +353,9 @@ void RunDirectory::write_results(const RunResult& run) const {
     }
     write(whole.substr(0, at));
     write("\n  \"experiments\": [");
-    std::string entry;
     for (const auto& e : run.experiments) {
-      const auto one = text(experiment_json(e, *this), 2);
-      entry = &e == &run.experiments.front() ? "\n    " : ",\n    ";
-      for (const char c : one) {
-        entry += c;
-        if (c == '\n') entry += "    ";
-      }
-      write(entry);
+      write(&e == &run.experiments.front() ? "\n    " : ",\n    ");
+      write(indented(experiment_json(e, *this), 2));
     }
     write("\n  ]");
     write(whole.substr(at + empty.size()));

@@ -145,5 +145,8 @@ class RunDirectory {
 };
 
 nlohmann::json to_json(const RunResult& run, const RunDirectory& dir);
+// results.json's text of a document: indented, but each array of numbers (a timing's samples) on one
+// line, so that a recorded run stays small and readable.
+std::string results_text(const nlohmann::json& document);
 
 }  // namespace expr::report

@@ -1,9 +1,11 @@
 // `expr new`: the files it writes, a series file that validates as written, and the refusals (a
 // name that cannot name a plugin, a file that exists). Building and running what it writes against
-// an installed expr is tests/sdk's.
+// an installed expr is tests/sdk's. The templates are files, core/cli/templates/, compiled in.
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <string>
+#include <utility>
 
 #include "harness.hpp"
 
@@ -40,7 +42,12 @@ TEST_CASE("new plugin writes the project's four files, and refuses a bad name or
   REQUIRE(o.exit_code == 0);
   for (const auto* file : {"CMakeLists.txt", "my_probe.cu", "my_probe.yaml", "README.md"}) CHECK(fs::is_regular_file(dir / "my_probe" / file));
   CHECK(e2e::read_text(dir / "my_probe" / "my_probe.cu").find("EXPR_PLUGIN(MyProbe)") != std::string::npos);
-  CHECK(e2e::read_text(dir / "my_probe" / "CMakeLists.txt").find("expr_add_plugin(my_probe my_probe.cu)") != std::string::npos);
+  CHECK(e2e::read_text(dir / "my_probe" / "CMakeLists.txt").find("expr_add_plugin(my_probe my_probe.cu)\ntarget_link_libraries(") != std::string::npos);
+  // The source is its template, core/cli/templates/plugin_cuda.cu, byte for byte with the names in.
+  auto source = e2e::read_text(EXPR_SOURCE_DIR "/core/cli/templates/plugin_cuda.cu");
+  for (const auto& [placeholder, value] : {std::pair<std::string, std::string>{"@CLASS@", "MyProbe"}, {"@NAME@", "my_probe"}})
+    for (auto at = source.find(placeholder); at != std::string::npos; at = source.find(placeholder)) source.replace(at, placeholder.size(), value);
+  CHECK(e2e::read_text(dir / "my_probe" / "my_probe.cu") == source);
   // The build tree's expr is not an installed one; it says so.
   CHECK(o.err.find("is not an installed one") != std::string::npos);
   // ... and its advice is the one the project's files give: install to $HOME/expr, build against it.

@@ -1,12 +1,14 @@
 // A run directory's journal (report/run_directory.hpp): each experiment appended as it finishes,
 // read back over results.json by every reader, a later record replacing an earlier one of the same
 // experiment, a last record cut short by a crash skipped, and anything else malformed named with
-// its line.
+// its line; and results.json's text, written an experiment at a time with each array of samples on
+// one line.
 #include <doctest/doctest.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "outcome/measurement_json.hpp"
 #include "report/run_directory.hpp"
@@ -83,7 +85,7 @@ TEST_CASE("a journal record cut short by a crash is skipped, and a malformed lin
   fs::remove_all(dir.root());
 }
 
-TEST_CASE("results.json written an experiment at a time is the whole run's document, byte for byte") {
+TEST_CASE("results.json written an experiment at a time is the whole run's document, byte for byte, each array of samples on one line") {
   const auto recorded = report::RunDirectory(EXPR_SOURCE_DIR "/tests/data/series3-h200").read();
   const auto root = fs::temp_directory_path() / ("expr_unit_results_text_" + std::to_string(::getpid()));
   fs::remove_all(root);
@@ -95,7 +97,20 @@ TEST_CASE("results.json written an experiment at a time is the whole run's docum
   dir.write_results(run);
   std::ifstream in(dir.results());
   const std::string written((std::istreambuf_iterator<char>(in)), {});
-  CHECK(written == report::to_json(run, dir).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+  CHECK(written == report::results_text(report::to_json(run, dir)) + "\n");
+  CHECK(nlohmann::json::parse(written) == report::to_json(run, dir));
+  // Indented, but no number on a line of its own: the recorded run has over 10,000 samples.
+  const auto& naive = run.find("naive")->measurement;
+  REQUIRE(naive.host);
+  REQUIRE(naive.host->samples.size() > 100);
+  CHECK(written.find("\"samples_ns\": " + nlohmann::json(naive.host->samples).dump() + ",\n") != std::string::npos);
+  CHECK(written.find("\n  \"experiments\": [\n    {\n      \"axes\": [],\n") != std::string::npos);
+  std::istringstream lines(written);
+  std::size_t count = 0, bare_numbers = 0;
+  for (std::string line; std::getline(lines, line); ++count)
+    if (line.find_first_not_of(" 0123456789.,-e") == std::string::npos) ++bare_numbers;
+  CHECK(bare_numbers == 0);
+  CHECK(count < 2000);
   run.experiments.clear();
   dir.write_results(run);
   CHECK(dir.read().experiments.empty());
