@@ -69,6 +69,19 @@ experiments:
 
 }  // namespace
 
+TEST_CASE("the memory figures of the recorded H200 run replay to the same verdicts, the finding of the in-place peak among them") {
+  const auto [recorded, replayed] = replay("series3_memory", "series3-memory-h200");
+  same_verdicts(recorded, replayed, true);
+  const auto inplace = experiment(replayed, "naive_inplace");
+  // The clone's 256 MiB is one allocation fewer, yet the peak is the same 528 MiB: the scaling
+  // before the mask already holds two score tensors at once (docs/series3-h200.md#memory).
+  CHECK(e2e::guess(inplace, "allocated_bytes == naive.allocated_bytes - 256MiB").at("verdict") == "confirmed");
+  CHECK(e2e::guess(inplace, "peak_memory <= naive.peak_memory - 256MiB").at("verdict") == "contradicted");
+  CHECK(inplace.at("trace").at("allocator_memory").at("peak_bytes") == 528 << 20);
+  CHECK(experiment(replayed, "naive").at("trace").at("allocator_memory").at("peak_bytes") == 528 << 20);
+  CHECK(e2e::guess(experiment(replayed, "sdpa_cudnn"), "cold.driver_allocations > driver_allocations").at("verdict") == "confirmed");
+}
+
 TEST_CASE("replaying the H200 series 3 run with hardware counters reaches its verdicts, the counters joined to their kernels") {
   const auto [recorded, replayed] = replay("series3_counters", "series3-counters-h200");
   same_verdicts(recorded, replayed, true);

@@ -4,6 +4,7 @@
 #include <ATen/ATen.h>
 #include <c10/core/GradMode.h>
 #include <expr/plugin.hpp>
+#include <expr_torch/memory_tracer.hpp>
 #include <expr_torch/op_tracer.hpp>
 #include <expr_torch/tensors.hpp>
 
@@ -27,9 +28,11 @@ class @CLASS@ final : public expr::Plugin {
   }
 
   // Inputs only: setup must not run the measured work, or the cold first call would be warm.
-  // trace_ops first, so expr sees it if setup dispatches the ops run() dispatches.
+  // trace_ops first, so expr sees it if setup dispatches the ops run() dispatches; trace_memory
+  // for peak_memory and the allocations.
   void setup(expr::Context& ctx, const expr::Params& p) override {
     expr_torch::trace_ops(ctx);
+    expr_torch::trace_memory(ctx);
     c10::NoGradGuard no_grad;
     dtype_ = expr_torch::dtype_of(p.string("dtype"));
     const auto options = at::TensorOptions().dtype(dtype_).device(expr_torch::device_of(ctx));
