@@ -146,11 +146,18 @@ TEST_CASE("replaying the H200 attention sweep reaches the GPU run's verdicts, po
                     [](const auto& e) { return e.at("status") == "ok"; }));
   same_verdicts(recorded, replayed, true);
   CHECK(replayed.at("sweep_guesses").size() == recorded.at("sweep_guesses").size());
-  CHECK(replayed.at("sweep_guesses").size() == 16);
+  CHECK(replayed.at("sweep_guesses").size() == 20);
   // Like with like: flash's point reads efficient's point with the same dtype and seq.
   const auto& faster = e2e::guess(experiment(replayed, "flash[dtype=bf16,seq=4096]"), "gpu_time <= efficient.gpu_time");
   CHECK(faster.at("verdict") == "confirmed");
   CHECK(faster.at("evidence").get<std::string>().find("efficient[dtype=bf16,seq=4096]") != std::string::npos);
+  // Memory over seq: the naive version's peak grows as seq², flash's as seq.
+  for (const auto& s : replayed.at("sweep_guesses"))
+    if (s.at("check").get<std::string>().starts_with("slope(peak_memory")) {
+      INFO(s.at("family").get<std::string>(), "[", s.at("group").get<std::string>(), "]");
+      CHECK(s.at("verdict") == "confirmed");
+      CHECK(s.at("family") == (s.at("check").get<std::string>().find("~ 2") != std::string::npos ? "naive" : "flash"));
+    }
 }
 
 TEST_CASE("replaying the H200 cuda_probe run reaches the GPU run's verdicts") {

@@ -148,26 +148,29 @@ TEST_CASE("report.html of the recorded H200 attention sweep shows its plots and 
 
   const auto r = probe_in_browser(*browser, html, report_measures, dir);
   INFO("measured in chromium: " << r.dump());
-  // Along seq, for bf16 and fp16: device time, host time, TFLOP/s, GB/s and the main kernel's occupancy.
-  CHECK(r.at("plots") == 10);
-  CHECK(r.at("laid_out") == 10);
-  CHECK(r.at("with_lines") == 10);
-  CHECK(r.at("hit") == 10);
-  // One line per family (naive, math, efficient, flash, cudnn) on the 8 plots of times and rates; on
-  // the 2 occupancy plots one per kernel that was a point's main kernel: cuDNN's, efficient's and
-  // flash's one each, math's four, naive's three.
-  CHECK(r.at("lines") == 8 * 5 + 2 * 10);
+  // Along seq, for bf16 and fp16: device time, host time, TFLOP/s, GB/s, the main kernel's occupancy
+  // and the peak memory (a guess about the sweep reads it).
+  CHECK(r.at("plots") == 12);
+  CHECK(r.at("laid_out") == 12);
+  CHECK(r.at("with_lines") == 12);
+  CHECK(r.at("hit") == 12);
+  // One line per family (naive, math, efficient, flash, cudnn) on the 10 plots of times, rates and
+  // memory; on the 2 occupancy plots one per kernel that was a point's main kernel: cuDNN's,
+  // efficient's and flash's one each, math's four, naive's three.
+  CHECK(r.at("lines") == 10 * 5 + 2 * 10);
   // The families' lines each over 100 units long, the plot area being 504 wide; a kernel that was
   // the main one at a point or two draws a short line.
-  CHECK(r.at("long_lines") >= 8 * 5);
-  // 60 points on 5 figures, each dtype on its own plots.
-  CHECK(r.at("markers") == 5 * 60);
-  // The guesses about the sweep on the device time plots: a fitted slope per family and dtype; cuDNN
-  // stays below flash at every seq, so no crossing is drawn.
-  CHECK(r.at("fits") == 2 * 5);
+  CHECK(r.at("long_lines") >= 10 * 5);
+  // 60 points on 6 figures, each dtype on its own plots.
+  CHECK(r.at("markers") == 6 * 60);
+  // The guesses about the sweep: a fitted slope per family and dtype on the device time plots, and
+  // naive's and flash's on the memory plots; cuDNN stays below flash at every seq, so no crossing
+  // is drawn.
+  CHECK(r.at("fits") == 2 * 5 + 2 * 2);
   CHECK(r.at("crossings") == 0);
-  CHECK(r.at("fit_files") == nlohmann::json::array({"plots/seq-gpu_time-dtype_bf16.svg", "plots/seq-gpu_time-dtype_fp16.svg"}));
-  // The tables: every guess about the sweep (7 guesses, one verdict per dtype) and about each point.
+  CHECK(r.at("fit_files") == nlohmann::json::array({"plots/seq-gpu_time-dtype_bf16.svg", "plots/seq-peak_memory-dtype_bf16.svg",
+                                                    "plots/seq-gpu_time-dtype_fp16.svg", "plots/seq-peak_memory-dtype_fp16.svg"}));
+  // The tables: every guess about the sweep (10 guesses, one verdict per dtype) and about each point.
   const auto recorded = e2e::read_json(EXPR_SOURCE_DIR "/tests/data/attention-sweep-h200/results.json");
   CHECK(r.at("sweep_rows") == recorded.at("sweep_guesses").size());
   std::size_t guesses = 0;

@@ -66,11 +66,11 @@ TEST_CASE("a sweep of more experiments than the report lists shows those that ne
   // traced kernel (a timing warning).
   const auto brief = expr::report::terminal_report(sweep, false, 10);
   CHECK(sections(brief) == 1);
-  CHECK(has(brief, "\nefficient[dtype=fp16,seq=512] (sdpa, cuda): ok"));
+  CHECK(has(brief, "\nflash[dtype=fp16,seq=4096] (sdpa, cuda): ok"));
   CHECK(has(brief, "1 experiment needs a look (failed, a guess not confirmed, a timing warning); the other 59 ran with every guess confirmed (`expr show --all` lists every one)"));
   // What is about the whole sweep stays: its guesses and the contradicted one's evidence.
   CHECK(has(brief, "✗ cudnn[dtype=bf16]: crossover(gpu_time, seq, flash) ~ 2048 within 50%"));
-  CHECK(has(brief, "Guess vs trace: 230 confirmed, 2 contradicted, 0 not evaluable"));
+  CHECK(has(brief, "Guess vs trace: 234 confirmed, 2 contradicted, 0 not evaluable"));
 
   // More that need a look than the limit: the first ones, and how many more.
   const auto series3 = expr::report::RunDirectory(EXPR_SOURCE_DIR "/tests/data/series3-h200").read();
