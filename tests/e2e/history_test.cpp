@@ -321,6 +321,21 @@ TEST_CASE("a history written by schema version 1 is migrated when opened, and it
   CHECK(has(o.out, "noise between processes unknown"));
 }
 
+// The run-to-run noise the latest calibration in `file` stored for `metric` of its one point.
+double calibrated_noise(const fs::path& file, const std::string& metric) {
+  sqlite3* db = nullptr;
+  REQUIRE(sqlite3_open(file.c_str(), &db) == SQLITE_OK);
+  sqlite3_stmt* s = nullptr;
+  REQUIRE(sqlite3_prepare_v2(db, "SELECT run_to_run FROM calibration_noise WHERE metric = ?1 ORDER BY calibration DESC LIMIT 1", -1, &s,
+                             nullptr) == SQLITE_OK);
+  sqlite3_bind_text(s, 1, metric.c_str(), -1, SQLITE_TRANSIENT);
+  REQUIRE(sqlite3_step(s) == SQLITE_ROW);
+  const double noise = sqlite3_column_double(s, 0);
+  sqlite3_finalize(s);
+  sqlite3_close(db);
+  return noise;
+}
+
 TEST_CASE("calibrate measures the gate's false alarms over unchanged runs, and later runs carry each point's noise" * e2e::runs_experiments) {
   const auto dir = e2e::scratch("history_calibrate");
   e2e::write(dir, "w.yaml", waiting(100));
@@ -338,8 +353,10 @@ TEST_CASE("calibrate measures the gate's false alarms over unchanged runs, and l
   o = e2e::expr(dir, "run w.yaml --out after --history history.sqlite");
   CHECK(o.exit_code == 0);
   CHECK(has(o.err, "timings carry the run-to-run noise of 1 calibrated point"));
+  // The run carries the calibrated noise as stored, which may be 0: three runs whose medians agree
+  // to the clock's resolution measured no scatter, and their 2 degrees of freedom say it is known.
   const auto host = e2e::experiment(e2e::read_json(dir / "after" / "results.json"), "w").at("timing").at("host");
-  CHECK(host.at("run_to_run").get<double>() > 0);
+  CHECK(host.at("run_to_run").get<double>() == doctest::Approx(calibrated_noise(dir / "history.sqlite", "host_time")));
   CHECK(host.at("run_to_run_df").get<double>() == 2);
   o = e2e::expr(dir, "compare cal/run-1 after");
   CHECK(has(row(o.out, "host_time"), "2 df: calibration)"));
