@@ -17,14 +17,15 @@ namespace {
 
 std::string stats_evidence(const outcome::Stats& s) {
   if (s.count == 1) return "one call";
-  const auto samples = s.iterations > s.count ? fmt::format("{} batches of {} calls in all", s.count, s.iterations)
-                                              : fmt::format("{} samples", s.count);
+  auto samples = s.iterations > s.count ? fmt::format("{} batches of {} calls in all", s.count, s.iterations) : fmt::format("{} samples", s.count);
+  if (s.rounds.size() > 1) samples = fmt::format("{} rounds' medians ({})", s.rounds.size(), samples);
   std::string interval;
   if (const auto i = median_interval(s)) {
     auto q = time_ns(s.median);
     q.interval = i;
+    const auto noise = median_noise(s);
     interval = fmt::format(", {} interval of the median {}{}", util::format_percent(timing_confidence), format_interval(q),
-                           calibrated(s).known() ? fmt::format(" (with run-to-run noise {})", util::format_percent(s.run_to_run)) : "");
+                           noise.known() ? fmt::format(" (with noise between processes {})", util::format_percent(noise.sigma)) : "");
   }
   return fmt::format("median of {}, min {}, max {}, spread {}{}{}", samples, util::format_duration(s.min), util::format_duration(s.max),
                      util::format_percent(s.spread), interval, s.converged ? "" : ", did not converge");

@@ -8,13 +8,18 @@ namespace expr::analysis {
 
 std::optional<util::Interval> median_interval(const outcome::Stats& stats) {
   if (stats.samples.empty() || stats.median <= 0) return std::nullopt;
-  auto within = util::median_interval(stats.samples, timing_confidence);
-  const auto noise = calibrated(stats);
+  const auto within = util::median_interval(stats.samples, timing_confidence);
+  const auto noise = median_noise(stats);
   if (!noise.known() || within.low <= 0) return within;
-  const double extra = util::student_t_quantile(1 - (1 - timing_confidence) / 2, noise.df) * noise.sigma;
-  const double below = std::log(stats.median / within.low), above = std::log(within.high / stats.median);
-  return util::Interval{stats.median * std::exp(-std::hypot(below, extra)), stats.median * std::exp(std::hypot(above, extra))};
+  // The samples' interval is around their pooled median, which need not be the median of rounds:
+  // only how far it reaches beyond the figure counts.
+  const double rounds = static_cast<double>(round_medians(stats).size());
+  const double between = util::student_t_quantile(1 - (1 - timing_confidence) / 2, noise.df) * noise.sigma / std::sqrt(rounds);
+  const double below = std::max(0.0, std::log(stats.median / within.low)), above = std::max(0.0, std::log(within.high / stats.median));
+  return util::Interval{stats.median * std::exp(-std::hypot(below, between)), stats.median * std::exp(std::hypot(above, between))};
 }
+
+ProcessNoise median_noise(const outcome::Stats& stats) { return pool({between_processes(stats), calibrated(stats)}); }
 
 std::vector<double> round_medians(const outcome::Stats& stats) {
   return stats.rounds.empty() ? std::vector<double>{stats.median} : stats.rounds;

@@ -18,10 +18,12 @@ namespace expr::analysis {
 // The confidence of every timing interval.
 inline constexpr double timing_confidence = 0.95;
 
-// Where the median of `stats` lies at timing_confidence: the order-statistic interval of its raw
-// samples, widened in log space by the run-to-run noise when the point was calibrated:
-// half-width sqrt(w^2 + (t * run_to_run)^2), t the quantile of Student's t with the calibration's
-// degrees of freedom (calibrated() below). Empty for runs recorded without samples.
+// Where the median of `stats` (the median of its rounds' medians) lies at timing_confidence: the
+// order-statistic interval of its raw samples, widened in log space by the noise between processes
+// (median_noise below) to half-width sqrt(w^2 + (t * sigma / sqrt(rounds))^2), t the quantile of
+// Student's t with that noise's degrees of freedom, as `expr compare` widens a difference of two
+// runs. The samples' interval alone for one round of an uncalibrated point. Empty for runs
+// recorded without samples.
 std::optional<util::Interval> median_interval(const outcome::Stats& stats);
 
 // The figure's round medians: Stats::rounds, or for a run recorded before rounds existed its
@@ -46,5 +48,8 @@ ProcessNoise between_processes(const outcome::Stats& stats);
 ProcessNoise calibrated(const outcome::Stats& stats);
 // Estimates of one sigma pooled: the sum of sigma^2 df over the sum of df.
 ProcessNoise pool(const std::vector<ProcessNoise>& estimates);
+// What one run knows of how far the figure moves between processes: its rounds' spread and its
+// calibration, pooled.
+ProcessNoise median_noise(const outcome::Stats& stats);
 
 }  // namespace expr::analysis

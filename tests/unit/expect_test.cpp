@@ -3,6 +3,9 @@
 // data (trace_test.cpp, tests/e2e/recorded_test.cpp).
 #include <doctest/doctest.h>
 
+#include <cmath>
+
+#include "analysis/noise.hpp"
 #include "expect/check.hpp"
 
 using namespace expr;
@@ -276,6 +279,39 @@ TEST_CASE("a timing guess decided by noise is not evaluable: within noise, inste
   CHECK(judge("host_time ~ 27us within 5%", sampled("self", 27'000, 1'000)).verdict == expect::Verdict::confirmed);
   CHECK(judge("host_time ~ 20us within 5%", sampled("self", 27'000, 1'000)).verdict == expect::Verdict::contradicted);
   CHECK(judge("host_time ~ 25.75us within 5%", sampled("self", 27'000, 1'000)).verdict == expect::Verdict::not_evaluable);
+}
+
+TEST_CASE("a figure timed in rounds is known as well as its rounds agree, about the median of their medians") {
+  // Three worker processes around 16, 17 and 27 µs (sdpa_cudnn's host time on the H200 read so),
+  // the third with three times the samples of the others. The figure is 17 µs, the median of the
+  // rounds' medians; the pooled samples' median is in the third round, near 27 µs, and their
+  // order-statistic interval alone does not hold 17 µs.
+  auto m = sampled("self", 17'000, 500);
+  m.host->samples.clear();
+  m.host->rounds = {16'000, 17'000, 27'000};
+  for (double round : m.host->rounds)
+    for (int k = 0; k < (round > 20'000 ? 3 : 1); ++k)
+      for (int i = -100; i <= 100; ++i) m.host->samples.push_back(round + 500.0 * i / 100.0);
+  m.host->count = m.host->samples.size();
+  const auto interval = analysis::median_interval(*m.host);
+  REQUIRE(interval);
+  // Below: the processes' spread (the log of 16, 17 and 27 µs: sigma 0.2862, 2 df) over √3, at
+  // t(0.975, 2) = 4.303, where the samples alone said ±1%. Above, the pooled samples' reach too.
+  CHECK(interval->low == doctest::Approx(17'000 * std::exp(-4.303 * 0.2862 / std::sqrt(3.0))).epsilon(0.005));
+  CHECK(interval->high > 27'000);
+  const auto noisy = judge("host_time < 20us", m);
+  CHECK(noisy.verdict == expect::Verdict::not_evaluable);
+  CHECK(noisy.reason.find("within noise: observed 17 µs [") == 0);
+
+  // Rounds that agree leave the samples' interval, and the guess is decided.
+  m.host->rounds = {17'000, 17'000, 17'000};
+  m.host->samples.clear();
+  for (int k = 0; k < 3; ++k)
+    for (int i = -100; i <= 100; ++i) m.host->samples.push_back(17'000 + 500.0 * i / 100.0);
+  m.host->count = m.host->samples.size();
+  const auto decided = judge("host_time < 20us", m);
+  CHECK(decided.verdict == expect::Verdict::confirmed);
+  CHECK(decided.evidence.find("median of 3 rounds' medians (603 samples)") != std::string::npos);
 }
 
 TEST_CASE("what a new plugin author writes wrong first gets advice that fits") {
