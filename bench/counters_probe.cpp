@@ -19,6 +19,7 @@
 #include "cupti/collector.hpp"
 #include "cupti/range_profiler.hpp"
 #include "trace/counters.hpp"
+#include "util/log.hpp"
 
 // Two launches of a small kernel: one warp, then many waves of full blocks (counters_probe_kernels.cu).
 void launch_two(float* x);
@@ -57,6 +58,7 @@ bool measure(const char* step, int device, float* x, expr::trace::CounterReplay 
 
 int main(int argc, char** argv) {
   const int device = argc > 1 ? std::atoi(argv[1]) : 0;
+  expr::log::set_terminal_level(expr::log::Level::info);  // each CUPTI call and its result on stderr: what this probe is for
   if (const auto e = cudaSetDevice(device); e != cudaSuccess) {
     fmt::print("no device {}: {}\n", device, cudaGetErrorString(e));
     return 2;

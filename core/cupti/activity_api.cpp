@@ -13,7 +13,7 @@
 #include <string>
 #include <utility>
 
-#include "cupti/warn.hpp"
+#include "cupti/log.hpp"
 
 namespace expr::cupti {
 

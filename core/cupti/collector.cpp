@@ -10,7 +10,7 @@
 
 #include "cupti/activity_api.hpp"
 #include "cupti/decoder.hpp"
-#include "cupti/warn.hpp"
+#include "cupti/log.hpp"
 #include "trace/clock.hpp"
 
 namespace expr::cupti {

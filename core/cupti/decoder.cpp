@@ -13,7 +13,7 @@
 #include <tuple>
 #include <utility>
 
-#include "cupti/warn.hpp"
+#include "cupti/log.hpp"
 
 namespace expr::cupti {
 

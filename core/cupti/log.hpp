@@ -1,5 +1,6 @@
-// The one way core/cupti reports a problem that does not stop collection: a warning through the
-// worker's logger (util/log.hpp), which reaches its worker.log and the run's expr.log. Never
+// How core/cupti reports what does not stop collection, through the worker's logger
+// (util/log.hpp), which reaches its worker.log and the run's expr.log: warn() for a problem, the
+// terminal shows it; note() for what CUPTI was asked and answered, which only the logs keep. Never
 // throws, since it is called from CUPTI's callbacks and noexcept paths.
 #pragma once
 
@@ -12,12 +13,22 @@
 namespace expr::cupti {
 
 template <class... Args>
-void warn(fmt::format_string<Args...> format, Args&&... args) noexcept {
-  if (!log::enabled(log::Level::warning)) return;
+void report(log::Level level, fmt::format_string<Args...> format, Args&&... args) noexcept {
+  if (!log::enabled(level)) return;
   try {
-    log::write(log::Level::warning, "cupti: " + fmt::format(format, std::forward<Args>(args)...));
+    log::write(level, "cupti: " + fmt::format(format, std::forward<Args>(args)...));
   } catch (...) {
   }
+}
+
+template <class... Args>
+void warn(fmt::format_string<Args...> format, Args&&... args) noexcept {
+  report(log::Level::warning, format, std::forward<Args>(args)...);
+}
+
+template <class... Args>
+void note(fmt::format_string<Args...> format, Args&&... args) noexcept {
+  report(log::Level::info, format, std::forward<Args>(args)...);
 }
 
 }  // namespace expr::cupti

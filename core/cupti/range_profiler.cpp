@@ -14,7 +14,7 @@
 #include <cmath>
 #include <utility>
 
-#include "cupti/warn.hpp"
+#include "cupti/log.hpp"
 
 namespace expr::cupti {
 
@@ -36,14 +36,19 @@ std::string describe(CUptiResult result) {
   return *message ? fmt::format("{} ({})", name, message) : std::string(name);
 }
 
-// Logs the call and its result; a failure throws CountersUnavailable naming both.
+// Notes the call and its result in the logs; a failure throws CountersUnavailable naming both.
 void call(const char* function, CUptiResult result) {
-  warn("counters: {}: {}", function, describe(result));
+  note("counters: {}: {}", function, describe(result));
   if (result != CUPTI_SUCCESS) throw CountersUnavailable(fmt::format("{} failed: {}", function, describe(result)));
 }
 
-// The same for a call made while letting go, which must not throw.
-void call_quietly(const char* function, CUptiResult result) noexcept { warn("counters: {}: {}", function, describe(result)); }
+// A call made while letting go, which must not throw: a failure is a warning.
+void call_quietly(const char* function, CUptiResult result) noexcept {
+  if (result == CUPTI_SUCCESS)
+    note("counters: {}: {}", function, describe(result));
+  else
+    warn("counters: {}: {}", function, describe(result));
+}
 
 const char* support(CUpti_Profiler_Support_Level level) {
   switch (level) {
@@ -62,7 +67,7 @@ void require_supported_device(int device) {
   call("cuptiProfilerDeviceSupported", cuptiProfilerDeviceSupported(&p));
   const auto summary = fmt::format("architecture {}, SLI {}, vGPU {}, confidential compute {}, CMP {}, WSL {}", support(p.architecture),
                                    support(p.sli), support(p.vGpu), support(p.confidentialCompute), support(p.cmp), support(p.wsl));
-  warn("counters: device {}: {}", device, summary);
+  note("counters: device {}: {}", device, summary);
   if (p.isSupported != CUPTI_PROFILER_CONFIGURATION_SUPPORTED)
     throw CountersUnavailable(fmt::format("CUPTI cannot profile device {}: {}", device, summary));
 }
@@ -247,10 +252,10 @@ RangeProfiler::RangeProfiler(int device, std::vector<std::string> metrics, std::
   require_supported_device(device);
   const auto context = current_context();
   const auto chip = chip_name(device);
-  warn("counters: chip {}, metrics {}", chip, fmt::join(metrics_, ", "));
+  note("counters: chip {}, metrics {}", chip, fmt::join(metrics_, ", "));
   s.configure(chip, counter_availability(context), names);
   passes_ = s.passes();
-  warn("counters: {} replay passes, {} replay", passes_, trace::to_string(replay_));
+  note("counters: {} replay passes, {} replay", passes_, trace::to_string(replay_));
   s.enable(context, names, max_ranges, replay_);
 }
 
@@ -275,7 +280,7 @@ CounterProfile RangeProfiler::profile(const std::function<void()>& work) {
     p.pRangeProfilerObject = s.profiler;
     s.started = false;
     call("cuptiRangeProfilerStop", cuptiRangeProfilerStop(&p));
-    warn("counters: run {} of the work, all passes submitted: {}", run, p.isAllPassSubmitted ? "yes" : "no");
+    note("counters: run {} of the work, all passes submitted: {}", run, p.isAllPassSubmitted ? "yes" : "no");
     if (p.isAllPassSubmitted) break;
     if (run >= runs)
       throw CountersUnavailable(fmt::format("cuptiRangeProfilerStop: {} replay passes were needed, and {} run{} of the work did not submit them all",
@@ -295,7 +300,7 @@ CounterProfile RangeProfiler::profile(const std::function<void()>& work) {
     p.counterDataImageSize = s.counter_data.size();
     call("cuptiRangeProfilerGetCounterDataInfo", cuptiRangeProfilerGetCounterDataInfo(&p));
     ranges = p.numTotalRanges;
-    warn("counters: {} ranges decoded", ranges);
+    note("counters: {} ranges decoded", ranges);
   }
   auto names = pointers(metrics_);
   for (std::size_t i = 0; i < ranges; ++i) {
@@ -321,7 +326,7 @@ CounterProfile RangeProfiler::profile(const std::function<void()>& work) {
     p.pMetricValues = range.values.data();
     const auto result = cuptiProfilerHostEvaluateToGpuValues(&p);
     if (result != CUPTI_SUCCESS || i == 0) call("cuptiProfilerHostEvaluateToGpuValues", result);
-    if (i == 0) warn("counters: range '{}': {}", range.name, fmt::join(range.values, ", "));
+    if (i == 0) note("counters: range '{}': {}", range.name, fmt::join(range.values, ", "));
     out.ranges.push_back(std::move(range));
   }
   return out;
