@@ -36,7 +36,8 @@ struct Iterations {
   double max_noise = 0.005; // standard error of the median, relative to it
   int rounds = 3;
 
-  // What one round's timing loops ask for: its share of the samples and of the time.
+  // What one round's timing loops ask for: its share of the samples and of the time, and the noise
+  // each round may keep for their median to meet max_noise.
   Iterations round_share() const;
 };
 

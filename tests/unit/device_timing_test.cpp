@@ -3,6 +3,9 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <array>
+#include <cmath>
+#include <random>
 
 #include "runner/device_timing.hpp"
 #include "runner/experiment.hpp"
@@ -88,13 +91,32 @@ TEST_CASE("a launch queue too short for the batch shrinks the batch instead of g
   CHECK(t.gpu.iterations > t.gpu.count);  // batches of several calls still
 }
 
-TEST_CASE("a round's share of the budget is the samples and the time divided among the rounds") {
+TEST_CASE("a round's share of the budget is the samples and the time divided among the rounds, and the noise their median allows") {
   const Iterations whole{.warmup = 1, .traced = 3, .min_samples = 20, .min_time = 0.3, .max_time = 3, .max_noise = 0.01, .rounds = 3};
   const auto share = whole.round_share();
   CHECK(share.min_samples == 7);  // rounded up: the rounds together take at least min_samples
   CHECK(share.min_time == doctest::Approx(0.1));
   CHECK(share.max_time == doctest::Approx(1.0));
-  CHECK(share.max_noise == whole.max_noise);
+  CHECK(share.max_noise == doctest::Approx(0.01382).epsilon(0.001));
+
+  // Three rounds whose medians each scatter by the share's noise: the median of the three
+  // scatters by no more than the whole's max_noise (sqrt(0.449) * 1.382% = 0.926%).
+  std::mt19937 random(7);
+  std::normal_distribution<double> round_median(1.0, share.max_noise);
+  const int trials = 200'000;
+  double squares = 0;
+  for (int i = 0; i < trials; ++i) {
+    std::array<double, 3> medians{round_median(random), round_median(random), round_median(random)};
+    std::sort(medians.begin(), medians.end());
+    squares += (medians[1] - 1.0) * (medians[1] - 1.0);
+  }
+  CHECK(std::sqrt(squares / trials) < whole.max_noise);
+  CHECK(std::sqrt(squares / trials) > 0.9 * whole.max_noise);  // and the share gives away little
+
+  // One round keeps the whole's target.
+  auto single = whole;
+  single.rounds = 1;
+  CHECK(single.round_share().max_noise == whole.max_noise);
 }
 
 TEST_CASE("later timing rounds join the first round's figures, and a failed round is named and adds nothing") {
