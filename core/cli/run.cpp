@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <optional>
+
 #include "cli/commands.hpp"
 #include "history/calibration.hpp"
 #include "measure/run.hpp"
@@ -59,13 +61,16 @@ std::vector<NextStep> next_steps(const session::RunArgs& args, const report::Run
 }  // namespace
 
 int run(const session::RunArgs& args) {
+  // The devices are probed while the series and its plugins load.
+  std::optional<runner::PendingProbe> probe;
+  if (!args.dry_run) probe.emplace();
   auto prepared = session::prepare_run(args);
   if (args.dry_run) {
     print_dry_run(args, prepared);
     return ok;
   }
   if (args.resume) print_resuming(prepared);
-  measure::SeriesRun series_run(args, std::move(prepared));
+  measure::SeriesRun series_run(args, std::move(prepared), *probe);
   auto x = series_run.execute();
   const auto& dir = series_run.dir();
   fmt::print("\nresults: {}\n", dir.results().string());

@@ -20,7 +20,8 @@ namespace fs = std::filesystem;
 using session::Status;
 using session::Stop;
 
-SeriesRun::SeriesRun(const session::RunArgs& args, session::PreparedRun prepared) : args_(args), prepared_(std::move(prepared)) {
+SeriesRun::SeriesRun(const session::RunArgs& args, session::PreparedRun prepared, runner::PendingProbe& probe)
+    : args_(args), prepared_(std::move(prepared)) {
   const auto& plan = prepared_.loaded.plan;
   auto* store = prepared_.store.get();
   // The baseline is found before the run, so a wrong one is reported before anything is measured,
@@ -31,7 +32,7 @@ SeriesRun::SeriesRun(const session::RunArgs& args, session::PreparedRun prepared
       history::check_same_series(base.series, plan.name);
       return base;
     }, fmt::format("--baseline {}: ", *args.baseline));
-  probe_ = runner::probe_devices();
+  probe_ = probe.result();
   // Asked for the GPU by name, a run without one would skip every experiment and pass.
   if (prepared_.request.device == "cuda" && probe_.devices == 0)
     throw Stop(Status::bad_input, fmt::format("--device cuda: there is no CUDA device here ({}); nothing ran", probe_.unavailable));
@@ -125,12 +126,13 @@ Executed calibration_run(session::LoadedSeries& loaded, const session::Calibrate
 
 Calibrated calibrate(const session::CalibrateArgs& args) {
   const auto options = session::gate_options(args.gate);
+  runner::PendingProbe pending;  // while the series and its plugins load
   auto first = session::load_series(args.run.series, args.run.axes);
   const auto gates = first.plan.gates;
   Calibrated c;
   c.series = first.plan.name;
   const auto store = session::or_stop(Status::cannot_write, [&] { return session::open_history(args.run.history.value_or(session::default_history())); });
-  const auto probe = runner::probe_devices();
+  const auto probe = pending.result();
   Execution how;
   how.store = store.get();
   how.terminal_report = false;

@@ -31,8 +31,8 @@ class SeriesRun {
  public:
   // Stops with bad_input on a baseline that cannot be found or is of another series, --device cuda
   // without a device, or a --gpus the machine cannot give. Says which workers run, and whether the
-  // timings carry calibrated noise.
-  SeriesRun(const session::RunArgs& args, session::PreparedRun prepared);
+  // timings carry calibrated noise. `probe`: started before the series was prepared, read here.
+  SeriesRun(const session::RunArgs& args, session::PreparedRun prepared, runner::PendingProbe& probe);
 
   // Runs what the run has no result for; stops with cannot_write when the run directory cannot be
   // written, or is refused.

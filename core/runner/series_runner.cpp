@@ -26,10 +26,15 @@ namespace expr::runner {
 
 namespace fs = std::filesystem;
 
-DeviceProbe probe_devices() {
-  DeviceProbe probe;
-  const auto log = fs::temp_directory_path() / fmt::format("expr-probe-{}.log", ::getpid());
-  const auto exit = run_in_worker(
+struct PendingProbe::State {
+  WorkerPool pool;
+  fs::path log = fs::temp_directory_path() / fmt::format("expr-probe-{}.log", ::getpid());
+  std::optional<WorkerExit> exit;
+  std::optional<DeviceProbe> probe;
+};
+
+PendingProbe::PendingProbe() : state_(std::make_unique<State>()) {
+  state_->pool.start(
       [](Channel& channel) {
         const auto a = cuda::probe();
         nlohmann::json j{{"type", "result"}, {"devices", a.devices}, {"unavailable", a.reason}};
@@ -42,17 +47,28 @@ DeviceProbe probe_devices() {
         j["environment"] = environment;
         channel.send(j);
       },
-      {.name = "CUDA probe", .timeout_seconds = 30, .log_file = log});
-  if (exit.result) {
-    probe.devices = exit.result->at("devices");
-    probe.unavailable = exit.result->at("unavailable");
-    probe.environment = exit.result->at("environment").get<std::map<std::string, std::string>>();
-  } else {
-    probe.unavailable = "the CUDA probe " + exit.describe();
-  }
+      {.name = "CUDA probe", .timeout_seconds = 30, .log_file = state_->log, .on_exit = [state = state_.get()](WorkerExit e) {
+         state->exit = std::move(e);
+       }});
+}
+
+PendingProbe::~PendingProbe() {
   std::error_code ec;
-  fs::remove(log, ec);
-  return probe;
+  fs::remove(state_->log, ec);
+}
+
+const DeviceProbe& PendingProbe::result() {
+  if (state_->probe) return *state_->probe;
+  while (!state_->exit && state_->pool.running() > 0) state_->pool.wait();
+  DeviceProbe probe;
+  if (state_->exit && state_->exit->result) {
+    probe.devices = state_->exit->result->at("devices");
+    probe.unavailable = state_->exit->result->at("unavailable");
+    probe.environment = state_->exit->result->at("environment").get<std::map<std::string, std::string>>();
+  } else {
+    probe.unavailable = "the CUDA probe " + (state_->exit ? state_->exit->describe() : std::string("ended without a word"));
+  }
+  return state_->probe.emplace(std::move(probe));
 }
 
 namespace {

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -26,7 +27,24 @@ struct DeviceProbe {
   std::string unavailable;  // why there is no device
   std::map<std::string, std::string> environment;
 };
-DeviceProbe probe_devices();
+
+// The probe, started in a worker of its own when this is made and read when result() is called, so
+// that the CUDA driver's start there overlaps what the parent does meanwhile (loading the series
+// and its plugins). Made before the parent loads plugins: a fork is cheaper from a small process.
+// Destroyed unread, it kills the probe.
+class PendingProbe {
+ public:
+  PendingProbe();
+  ~PendingProbe();
+  PendingProbe(const PendingProbe&) = delete;
+  PendingProbe& operator=(const PendingProbe&) = delete;
+  // Waits for the probe; the same answer every call.
+  const DeviceProbe& result();
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
 
 // Where a worker leaves its files; the run directory (report/run_directory.hpp) decides
 // (outcome/placement.hpp, below the runner so the run directory needs none of it).
