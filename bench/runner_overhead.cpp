@@ -59,7 +59,7 @@ int main(int argc, char** argv) {
   trace::Trace unused;
   trace::HostRecorder recorder(unused);
   outcome::Measurement sink;
-  runner::WorkerContext ctx(device, 0, recorder, sink, [](LogLevel, std::string_view) {});
+  runner::WorkerContext ctx(device, 0, "", recorder, sink, [](LogLevel, std::string_view) {});
   auto p = plan.plugin->create();
   p->setup(ctx, plan.params);
   ctx.setup_done();  // as a worker does: trace hooks stop watching setup
@@ -87,7 +87,7 @@ int main(int argc, char** argv) {
   p.reset();
 
   // The runner's loops on the same plugin, in this process.
-  const auto m = runner::run_experiment(plan, {device, 0}, "/dev/null", {});
+  const auto m = runner::run_experiment(plan, {device, 0}, {}, "/dev/null", {});
   if (m.status != outcome::Status::ok) {
     fmt::print(stderr, "the runner failed: {}\n", m.reason);
     return 1;

@@ -34,7 +34,7 @@ int main(int argc, char** argv) {
   trace::Trace trace;
   trace::HostRecorder recorder(trace);
   outcome::Measurement sink;
-  runner::WorkerContext ctx(Device::cuda, 0, recorder, sink, [](LogLevel, std::string_view) {});
+  runner::WorkerContext ctx(Device::cuda, 0, "", recorder, sink, [](LogLevel, std::string_view) {});
   auto plugin = lib->create();
   plugin->setup(ctx, Params({{"launches", launches}}));
   ctx.setup_done();  // as a worker does: trace hooks stop watching setup

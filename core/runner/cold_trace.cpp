@@ -12,8 +12,8 @@ namespace expr::runner {
 
 namespace fs = std::filesystem;
 
-void cold_trace_job(Channel& channel, const series::ExperimentPlan& experiment, const Placement& placement,
-                    const ExperimentFiles& files) {
+void cold_trace_job(Channel& channel, const series::ExperimentPlan& experiment, const Placement& placement, const ExperimentFiles& files,
+                    const fs::path& shared) {
   std::error_code ec;
   fs::remove(files.cold_trace, ec);  // a trace left by an earlier run into this directory is not this one's
   ExperimentEvents events{[&](std::string_view phase, std::string_view detail) {
@@ -22,7 +22,7 @@ void cold_trace_job(Channel& channel, const series::ExperimentPlan& experiment, 
                           // The measuring worker already passed the plugin's messages on; these
                           // repeats go only to the cold worker's log.
                           [](LogLevel level, std::string_view message) { log::write_local(log_level(level), message); }};
-  auto j = outcome::to_json(trace_cold_call(experiment, placement, files.cold_trace, events));
+  auto j = outcome::to_json(trace_cold_call(experiment, placement, shared, files.cold_trace, events));
   j["type"] = "result";
   channel.send(j);
 }

@@ -16,9 +16,10 @@ namespace expr::runner {
 
 using outcome::ExperimentFiles;
 
-// What the cold-trace worker runs: setup, then one traced call saved to files.cold_trace.
-void cold_trace_job(Channel& channel, const series::ExperimentPlan& experiment, const Placement& placement,
-                    const ExperimentFiles& files);
+// What the cold-trace worker runs: setup, then one traced call saved to files.cold_trace. `shared`:
+// the run's shared directory (Context::shared_directory).
+void cold_trace_job(Channel& channel, const series::ExperimentPlan& experiment, const Placement& placement, const ExperimentFiles& files,
+                    const std::filesystem::path& shared);
 
 // The cold call as the parent knows it once its worker is gone. Never fails for the plugin's
 // failure: a crash or a timeout is the measurement's status and reason, which cold.* guesses give

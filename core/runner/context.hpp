@@ -24,11 +24,14 @@ class WorkerContext final : public Context {
  public:
   using LogSink = std::function<void(LogLevel, std::string_view)>;
 
-  WorkerContext(Device device, int device_index, trace::HostRecorder& recorder, outcome::Measurement& measurement, LogSink log)
-      : device_(device), device_index_(device_index), recorder_(recorder), measurement_(measurement), log_(std::move(log)) {}
+  WorkerContext(Device device, int device_index, std::string shared_directory, trace::HostRecorder& recorder, outcome::Measurement& measurement,
+                LogSink log)
+      : device_(device), device_index_(device_index), shared_directory_(std::move(shared_directory)), recorder_(recorder),
+        measurement_(measurement), log_(std::move(log)) {}
 
   Device device() const override { return device_; }
   int device_index() const override { return device_index_; }
+  std::string shared_directory() const override { return shared_directory_; }
   void log(LogLevel level, std::string_view message) override { log_(level, message); }
   bool tracing() const override { return recorder_.recording(); }
   RangeHandle begin_range(std::string_view name, RangeKind kind) override;
@@ -62,6 +65,7 @@ class WorkerContext final : public Context {
  private:
   Device device_;
   int device_index_;
+  std::string shared_directory_;
   trace::HostRecorder& recorder_;
   outcome::Measurement& measurement_;
   LogSink log_;

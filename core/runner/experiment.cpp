@@ -91,9 +91,9 @@ void stop_if_asked() {
 
 class Session {
  public:
-  Session(const series::ExperimentPlan& plan, const Placement& placement, const ExperimentEvents& events)
+  Session(const series::ExperimentPlan& plan, const Placement& placement, const std::filesystem::path& shared, const ExperimentEvents& events)
       : plan_(plan), placement_(placement), cuda_(placement.device == Device::cuda), events_(events),
-        ctx_(placement.device, placement.index, recorder_, m_, events.log) {
+        ctx_(placement.device, placement.index, shared.string(), recorder_, m_, events.log) {
     m_.experiment = plan.name;
     m_.plugin = plan.plugin->description().name;
     m_.params = plan.params.values();
@@ -467,18 +467,19 @@ class Session {
 
 }  // namespace
 
-outcome::Measurement run_experiment(const series::ExperimentPlan& plan, const Placement& placement,
+outcome::Measurement run_experiment(const series::ExperimentPlan& plan, const Placement& placement, const std::filesystem::path& shared,
                                     const std::filesystem::path& trace_file, const ExperimentEvents& events) {
-  return Session(plan, placement, events).measure(trace_file);
+  return Session(plan, placement, shared, events).measure(trace_file);
 }
 
-outcome::Measurement trace_cold_call(const series::ExperimentPlan& plan, const Placement& placement,
+outcome::Measurement trace_cold_call(const series::ExperimentPlan& plan, const Placement& placement, const std::filesystem::path& shared,
                                      const std::filesystem::path& trace_file, const ExperimentEvents& events) {
-  return Session(plan, placement, events).trace_cold(trace_file);
+  return Session(plan, placement, shared, events).trace_cold(trace_file);
 }
 
-outcome::Measurement time_round(const series::ExperimentPlan& plan, const Placement& placement, const ExperimentEvents& events) {
-  return Session(plan, placement, events).time_round();
+outcome::Measurement time_round(const series::ExperimentPlan& plan, const Placement& placement, const std::filesystem::path& shared,
+                                const ExperimentEvents& events) {
+  return Session(plan, placement, shared, events).time_round();
 }
 
 outcome::Measurement with_timing_rounds(outcome::Measurement measured, const std::vector<outcome::Measurement>& later) {

@@ -33,19 +33,21 @@ struct ExperimentEvents {
 };
 
 // Never throws for a plugin's failure: it is recorded in the measurement's status and reason, with
-// everything measured before it kept. The trace (if any) is saved to `trace_file`.
-outcome::Measurement run_experiment(const series::ExperimentPlan& plan, const Placement& placement, const std::filesystem::path& trace_file,
-                                    const ExperimentEvents& events);
+// everything measured before it kept. The trace (if any) is saved to `trace_file`. `shared`: the
+// run's shared directory, which the plugin sees as Context::shared_directory (empty: none).
+outcome::Measurement run_experiment(const series::ExperimentPlan& plan, const Placement& placement, const std::filesystem::path& shared,
+                                    const std::filesystem::path& trace_file, const ExperimentEvents& events);
 
 // Setup, then the first call traced (host ranges, framework ops, device activity) and saved to
 // `trace_file`; no verify, warm-up or timing. The measurement's host time is that call's run(),
 // its first_call the same with the device's work; both carry the cost of tracing.
-outcome::Measurement trace_cold_call(const series::ExperimentPlan& plan, const Placement& placement,
+outcome::Measurement trace_cold_call(const series::ExperimentPlan& plan, const Placement& placement, const std::filesystem::path& shared,
                                      const std::filesystem::path& trace_file, const ExperimentEvents& events);
 
 // A later timing round (outcome::Iterations::rounds): setup, a warm-up and the timing loops in a
 // fresh worker, nothing traced or verified.
-outcome::Measurement time_round(const series::ExperimentPlan& plan, const Placement& placement, const ExperimentEvents& events);
+outcome::Measurement time_round(const series::ExperimentPlan& plan, const Placement& placement, const std::filesystem::path& shared,
+                                const ExperimentEvents& events);
 
 // The first round's measurement with the later rounds' timings joined to it (combine_rounds,
 // runner/sampler.hpp); a later round that failed is named in the reason and adds nothing, and what

@@ -2,9 +2,12 @@
 #include "runner/series_runner.hpp"
 
 #include <fmt/format.h>
+#include <stdlib.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <memory>
 #include <utility>
 
@@ -119,7 +122,8 @@ void wait_until_quiet(Channel& channel) {
 }
 
 // The worker's job: one experiment, its events sent up the channel as they happen.
-void experiment_job(Channel& channel, const series::ExperimentPlan& e, const Placement& placement, const ExperimentFiles& files) {
+void experiment_job(Channel& channel, const series::ExperimentPlan& e, const Placement& placement, const ExperimentFiles& files,
+                    const fs::path& shared) {
   ExperimentEvents events{
       [&](std::string_view phase, std::string_view detail) {
         channel.send({{"type", "progress"}, {"phase", phase}, {"detail", detail}});
@@ -127,20 +131,20 @@ void experiment_job(Channel& channel, const series::ExperimentPlan& e, const Pla
       // The plugin's ctx.log lines: the worker's log, and the parent's under the experiment's name.
       [](LogLevel level, std::string_view message) { log::write(log_level(level), message); },
       [&] { wait_until_quiet(channel); }};
-  auto j = outcome::to_json(run_experiment(e, placement, files.trace, events));
+  auto j = outcome::to_json(run_experiment(e, placement, shared, files.trace, events));
   j["type"] = "result";
   channel.send(j);
 }
 
 // A later timing round's worker: its measurement sent up as the result.
-void timing_round_job(Channel& channel, const series::ExperimentPlan& e, const Placement& placement) {
+void timing_round_job(Channel& channel, const series::ExperimentPlan& e, const Placement& placement, const fs::path& shared) {
   ExperimentEvents events{[&](std::string_view phase, std::string_view detail) {
                             channel.send({{"type", "progress"}, {"phase", phase}, {"detail", detail}});
                           },
                           // The measuring worker passed the plugin's messages on already.
                           [](LogLevel level, std::string_view message) { log::write_local(log_level(level), message); },
                           [&] { wait_until_quiet(channel); }};
-  auto j = outcome::to_json(time_round(e, placement, events));
+  auto j = outcome::to_json(time_round(e, placement, shared, events));
   j["type"] = "result";
   channel.send(j);
 }
@@ -162,23 +166,27 @@ nlohmann::json describe(std::size_t experiment, WorkerKind kind, int pinned, con
 // it still runs (a context takes about 170 ms on the H200, in every worker).
 nlohmann::json describe_ahead(int pinned) { return {{"ahead", true}, {"pinned", pinned}}; }
 
-std::function<void(Channel&)> job_for(const series::Plan& plan, const std::vector<Device>& devices, const nlohmann::json& description);
+std::function<void(Channel&)> job_for(const series::Plan& plan, const std::vector<Device>& devices, const fs::path& shared,
+                                      const nlohmann::json& description);
 
 // Ahead of its job: the context, then "ready", then the job's description from the parent.
-void ahead_job(Channel& channel, const series::Plan& plan, const std::vector<Device>& devices, int pinned) {
+void ahead_job(Channel& channel, const series::Plan& plan, const std::vector<Device>& devices, const fs::path& shared, int pinned) {
   if (pinned >= 0) pin_to_gpu(pinned);
   cuda::select(0);
   channel.send({{"type", "ready"}});
   const auto job = read_from_parent();
   if (job.empty()) return;  // the run was stopped first
-  job_for(plan, devices, nlohmann::json::parse(job))(channel);
+  job_for(plan, devices, shared, nlohmann::json::parse(job))(channel);
 }
 
-// The job a description stands for, in the parent or in the launcher, from the run's plan and each
-// experiment's device.
-std::function<void(Channel&)> job_for(const series::Plan& plan, const std::vector<Device>& devices, const nlohmann::json& description) {
+// The job a description stands for, in the parent or in the launcher, from the run's plan, each
+// experiment's device and the run's shared directory (Context::shared_directory).
+std::function<void(Channel&)> job_for(const series::Plan& plan, const std::vector<Device>& devices, const fs::path& shared,
+                                      const nlohmann::json& description) {
   if (description.contains("ahead")) {
-    return [&plan, &devices, pinned = description.at("pinned").get<int>()](Channel& channel) { ahead_job(channel, plan, devices, pinned); };
+    return [&plan, &devices, shared, pinned = description.at("pinned").get<int>()](Channel& channel) {
+      ahead_job(channel, plan, devices, shared, pinned);
+    };
   }
   const auto i = description.at("experiment").get<std::size_t>();
   const auto& e = plan.experiments.at(i);
@@ -188,12 +196,12 @@ std::function<void(Channel&)> job_for(const series::Plan& plan, const std::vecto
   const auto& paths = description.at("files");
   const ExperimentFiles files{paths.at(0).get<std::string>(), paths.at(1).get<std::string>(), paths.at(2).get<std::string>(),
                               paths.at(3).get<std::string>()};
-  return [&e, in_worker, kind, pinned, files](Channel& channel) {
+  return [&e, in_worker, kind, pinned, files, shared](Channel& channel) {
     if (pinned >= 0) pin_to_gpu(pinned);
     switch (kind) {
-      case WorkerKind::measure: return experiment_job(channel, e, in_worker, files);
-      case WorkerKind::cold_trace: return cold_trace_job(channel, e, in_worker, files);
-      case WorkerKind::timing_round: return timing_round_job(channel, e, in_worker);
+      case WorkerKind::measure: return experiment_job(channel, e, in_worker, files, shared);
+      case WorkerKind::cold_trace: return cold_trace_job(channel, e, in_worker, files, shared);
+      case WorkerKind::timing_round: return timing_round_job(channel, e, in_worker, shared);
     }
   };
 }
@@ -273,9 +281,9 @@ struct Running {
 // experiment's rounds follow each other in its slot, on its GPU.
 class SeriesRun {
  public:
-  SeriesRun(const series::Plan& plan, const std::vector<Device>& devices, const RunOptions& options, RunObserver& observer, std::size_t slots,
-            std::vector<Job> jobs, int most_rounds, Launcher& launcher)
-      : plan_(plan), devices_(devices), options_(options), observer_(observer), staggered_(slots == 1),
+  SeriesRun(const series::Plan& plan, const std::vector<Device>& devices, const fs::path& shared, const RunOptions& options, RunObserver& observer,
+            std::size_t slots, std::vector<Job> jobs, int most_rounds, Launcher& launcher)
+      : plan_(plan), devices_(devices), shared_(shared), options_(options), observer_(observer), staggered_(slots == 1),
         spacing_(std::clamp<std::size_t>((jobs.size() + static_cast<std::size_t>(most_rounds) - 1) / static_cast<std::size_t>(most_rounds), 1, 16)),
         schedule_(slots, std::move(jobs)) {
     pool_.launch_through(&launcher);
@@ -439,7 +447,7 @@ class SeriesRun {
     };
     const auto description = describe_ahead(state.pinned);
     options.description = description;
-    *worker = pool_.start(job_for(plan_, devices_, description), std::move(options));
+    *worker = pool_.start(job_for(plan_, devices_, shared_, description), std::move(options));
     ahead_[slot] = {*worker, state.pinned};
   }
 
@@ -502,7 +510,7 @@ class SeriesRun {
       }
       pool_.kill(ahead.worker);
     }
-    state.worker = pool_.start(job_for(plan_, devices_, description), std::move(options));
+    state.worker = pool_.start(job_for(plan_, devices_, shared_, description), std::move(options));
   }
 
   // A worker started ahead of its slot's next CUDA job (start_ahead).
@@ -525,6 +533,7 @@ class SeriesRun {
 
   const series::Plan& plan_;
   const std::vector<Device>& devices_;
+  const fs::path& shared_;
   const RunOptions& options_;
   RunObserver& observer_;
   bool staggered_;          // one slot: later rounds spread over the run
@@ -537,6 +546,29 @@ class SeriesRun {
   std::map<std::size_t, Ahead> ahead_;  // by slot
   std::map<std::size_t, int> held_;     // by slot: the worker waiting at its quiet point for the slot's worker ahead
   int interrupts_seen_ = 0;  // acted on so far: the first stops the workers, the second kills them
+};
+
+// The run's shared directory (Context::shared_directory): made in the temporary directory as the
+// run starts, removed with all it holds as the run ends.
+class SharedDirectory {
+ public:
+  SharedDirectory() {
+    auto name = (fs::temp_directory_path() / "expr-shared-XXXXXX").string();
+    if (::mkdtemp(name.data()))
+      path_ = name;
+    else
+      log::warn("no directory for the run's experiments to share ({}): each computes what it would have shared", std::strerror(errno));
+  }
+  ~SharedDirectory() {
+    std::error_code ec;
+    if (!path_.empty()) fs::remove_all(path_, ec);
+  }
+  SharedDirectory(const SharedDirectory&) = delete;
+  SharedDirectory& operator=(const SharedDirectory&) = delete;
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
 };
 
 }  // namespace
@@ -571,9 +603,10 @@ void run_series(const series::Plan& plan, const DeviceProbe& probe, const RunOpt
     if (options.gpus.empty()) keepers.push_back(std::make_unique<ContextKeeper>(-1));
     for (const int gpu : options.gpus) keepers.push_back(std::make_unique<ContextKeeper>(gpu));
   }
+  const SharedDirectory shared;
   // Workers forked from a process as small as this one is now, whatever the run holds by its end.
-  Launcher launcher([&plan, &devices](const nlohmann::json& description) { return job_for(plan, devices, description); });
-  SeriesRun(plan, devices, options, observer, slots, std::move(jobs), most_rounds, launcher).run();
+  Launcher launcher([&plan, &devices, &shared](const nlohmann::json& description) { return job_for(plan, devices, shared.path(), description); });
+  SeriesRun(plan, devices, shared.path(), options, observer, slots, std::move(jobs), most_rounds, launcher).run();
 }
 
 }  // namespace expr::runner

@@ -30,10 +30,14 @@ Inputs make_inputs(const Shape& shape, at::Device device);
 // it runs cuBLAS's double GEMMs, and cuBLAS's first use (handle and workspace) is part of what a
 // variant's cold first call pays, so it is computed only after that call, in verify()
 // (expr/plugin.hpp: setup must not run the measured work).
-double relative_error_to_reference(const at::Tensor& out, const Inputs& in, bool causal);
+// With `keep`, the reference is also copied into it, on the host, [batch·heads, seq, head_dim].
+double relative_error_to_reference(const at::Tensor& out, const Inputs& in, bool causal, at::Tensor* keep = nullptr);
 
 // For verify(): reports that relative error of the first call's output against the dtype's
-// tolerance; the runner fails a variant above it.
+// tolerance; the runner fails a variant above it. The reference is kept in the run's shared
+// directory (expr::Context::shared_directory, up to 256 MiB of it), where the next experiment with
+// the same inputs (same shape, dtype, mask and device kind; their first values checked) reads it
+// and compares on the host instead of computing it again: in series 3, six of seven.
 void check_against_reference(expr::Context& ctx, const at::Tensor& out, const Inputs& in, const Shape& shape, bool causal);
 
 // Dense count: 4·b·h·s²·d FLOPs for the two products (causal kernels skip about half of them),

@@ -56,6 +56,21 @@ TEST_CASE("the CPU series confirms the hidden clone of out-of-place masked_fill 
   CHECK(results.at("environment").at("libtorch").get<std::string>().size() > 0);
 }
 
+TEST_CASE("experiments with the same inputs share one float64 reference, and the run removes it") {
+  const auto results = e2e::read_json(cpu_run() / "results.json");
+  const auto error = [&](const char* name) { return experiment(results, name).at("correctness").at(0).at("relative_error").get<double>(); };
+  // naive computes the reference and leaves it; naive_inplace, the same shape, reads it and compares
+  // on the host. Their outputs are the same, and so are their errors, summed in another order.
+  const auto read_line = "float64 reference read from the run's shared directory";
+  CHECK(e2e::read_text(cpu_run() / "experiments" / "naive" / "worker.log").find(read_line) == std::string::npos);
+  CHECK(e2e::read_text(cpu_run() / "experiments" / "naive_inplace" / "worker.log").find(read_line) != std::string::npos);
+  CHECK(error("naive_inplace") == doctest::Approx(error("naive")).epsilon(1e-9));
+  CHECK(error("naive") > 0);
+  // The shared directory was made in the run's TMPDIR and is gone with it.
+  for (const auto& entry : fs::directory_iterator(cpu_run().parent_path() / "tmp"))
+    CHECK_MESSAGE(!entry.path().filename().string().starts_with("expr-shared-"), entry.path().string());
+}
+
 TEST_CASE("each experiment leaves a Chrome trace Perfetto can open, with ops nested in iterations") {
   const auto chrome = e2e::read_json(cpu_run() / "traces" / "naive" / "expr.pt.trace.json");
   REQUIRE(chrome.at("traceEvents").is_array());

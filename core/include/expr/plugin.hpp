@@ -48,7 +48,7 @@
 namespace expr {
 
 // Bumped whenever anything in this header changes layout or meaning.
-inline constexpr std::uint32_t plugin_abi_version = 4;
+inline constexpr std::uint32_t plugin_abi_version = 5;
 
 enum class Device { cpu, cuda };
 
@@ -152,6 +152,13 @@ class Context {
 
   virtual Device device() const = 0;
   virtual int device_index() const = 0;
+
+  // A directory every worker of this run reads and writes, for what one experiment computes and
+  // others with the same inputs can read instead of computing it again (the attention plugins keep
+  // their float64 reference there). Write a file under a name of your own and rename it into
+  // place, so that a reader never meets half of it. Removed when the run ends; empty when the run
+  // has none.
+  virtual std::string shared_directory() const = 0;
 
   virtual void log(LogLevel level, std::string_view message) = 0;
   void info(std::string_view message) { log(LogLevel::info, message); }
