@@ -63,6 +63,20 @@ at::Tensor reference_slice(const at::Tensor& q, const at::Tensor& k, const at::T
   return at::matmul(at::softmax(scores, -1), vs);
 }
 
+// ‖out − reference‖ / ‖reference‖, summed over the parts the reference is computed or read in.
+class RelativeError {
+ public:
+  // `got`: a part of the output, on the reference's device; `ref`: the same part of the reference.
+  void add(const at::Tensor& got, const at::Tensor& ref) {
+    error_ += (got.to(at::kDouble) - ref).pow(2).sum().item<double>();
+    norm_ += ref.pow(2).sum().item<double>();
+  }
+  double value() const { return std::sqrt(error_) / std::sqrt(norm_); }
+
+ private:
+  double error_ = 0, norm_ = 0;
+};
+
 }  // namespace
 
 double relative_error_to_reference(const at::Tensor& out, const Inputs& in, bool causal, at::Tensor* keep) {
@@ -74,19 +88,17 @@ double relative_error_to_reference(const at::Tensor& out, const Inputs& in, bool
   const auto pairs = std::clamp<std::int64_t>(reference_slice_scores / (seq * seq), 1, bh_total);
   const auto rows = std::clamp<std::int64_t>(reference_slice_scores / seq, 1, seq);
   if (keep) *keep = at::empty({bh_total, seq, dim}, at::TensorOptions().dtype(at::kDouble));
-  double error = 0, norm = 0;
+  RelativeError error;
   for (std::int64_t bh = 0; bh < bh_total; bh += pairs) {
     const auto n = std::min(pairs, bh_total - bh);
     for (std::int64_t first = 0; first < seq; first += rows) {
       const auto r = std::min(rows, seq - first);
       const auto ref = reference_slice(q, k, v, bh, n, first, r, causal);
-      const auto got = o.slice(0, bh, bh + n).slice(1, first, first + r).to(at::kDouble);
-      error += (got - ref).pow(2).sum().item<double>();
-      norm += ref.pow(2).sum().item<double>();
+      error.add(o.slice(0, bh, bh + n).slice(1, first, first + r), ref);
       if (keep) keep->slice(0, bh, bh + n).slice(1, first, first + r).copy_(ref);
     }
   }
-  return std::sqrt(error) / std::sqrt(norm);
+  return error.value();
 }
 
 namespace {
@@ -170,10 +182,10 @@ void check_against_reference(expr::Context& ctx, const at::Tensor& out, const In
   if (file)
     if (const auto ref = read_reference(*file, header)) {
       // On the host: the device would load a dozen float64 kernels for this, in every worker.
-      const auto got = out.reshape({-1, shape.seq, shape.head_dim}).to(at::kCPU).to(at::kDouble);
-      const double error = std::sqrt((got - *ref).pow(2).sum().item<double>()) / std::sqrt(ref->pow(2).sum().item<double>());
+      RelativeError error;
+      error.add(out.reshape({-1, shape.seq, shape.head_dim}).to(at::kCPU), *ref);
       ctx.info("float64 reference read from the run's shared directory, where an experiment with the same inputs left it");
-      ctx.report_correctness("output vs float64 reference", error, tolerance);
+      ctx.report_correctness("output vs float64 reference", error.value(), tolerance);
       return;
     }
   at::Tensor kept;
