@@ -40,13 +40,6 @@ void record(const fs::path& dir, const std::string& name, const std::string& ser
   REQUIRE(o.exit_code == 0);
 }
 
-std::string slurp(const fs::path& file) {
-  std::ifstream in(file);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 // Calibrates series `waiting` (delay 100 µs) in dir/history.sqlite with five unchanged runs, so that
 // runs recorded after carry how far host_time moves between processes: without that (or rounds, or
 // a history of such runs) no comparison may call a change slower or faster.
@@ -105,7 +98,7 @@ TEST_CASE("compare finds an injected 20% slowdown and calls an unchanged build t
   o = e2e::expr(dir, "compare base slow --markdown slow.md");
   CHECK(o.exit_code == 5);
   CHECK(has(row(o.out, "host_time"), "slower"));
-  const auto md = slurp(dir / "slow.md");
+  const auto md = e2e::read_text(dir / "slow.md");
   // One round a side, and the change with its interval: about +20% (the plugin's own overhead is
   // well under a microsecond).
   CHECK(std::regex_search(md, std::regex(R"(\| w \| host_time \| [^|]+ \| [^|]+ \| 1 / 1 \| \+(19|2[01])(\.\d+)?% \|)")));
@@ -125,7 +118,7 @@ TEST_CASE("timing rounds measure the noise between processes in every run, so a 
   const auto three_rounds = [](double delay) { return std::regex_replace(waiting(delay), std::regex("rounds: 1"), "rounds: 3"); };
   record(dir, "base", three_rounds(100));
   record(dir, "slow", three_rounds(120));
-  const auto results = nlohmann::json::parse(slurp(dir / "base" / "results.json"));
+  const auto results = nlohmann::json::parse(e2e::read_text(dir / "base" / "results.json"));
   CHECK(results.at("experiments").at(0).at("timing").at("host").at("rounds_ns").size() == 3);
   CHECK(fs::exists(dir / "base" / "experiments" / "w" / "worker.round3.log"));
   const auto o = e2e::expr(dir, "compare base slow");
@@ -276,17 +269,25 @@ TEST_CASE("a file that is not this expr's history is refused, and nothing is run
 
 namespace {
 
-// The schema version of a history file.
-int schema_version(const fs::path& file) {
+// The one value `query` reads from the SQLite file `file`.
+double query_value(const fs::path& file, const std::string& query) {
   sqlite3* db = nullptr;
   REQUIRE(sqlite3_open(file.c_str(), &db) == SQLITE_OK);
   sqlite3_stmt* s = nullptr;
-  REQUIRE(sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &s, nullptr) == SQLITE_OK);
+  REQUIRE(sqlite3_prepare_v2(db, query.c_str(), -1, &s, nullptr) == SQLITE_OK);
   REQUIRE(sqlite3_step(s) == SQLITE_ROW);
-  const int v = sqlite3_column_int(s, 0);
+  const double value = sqlite3_column_double(s, 0);
   sqlite3_finalize(s);
   sqlite3_close(db);
-  return v;
+  return value;
+}
+
+// The schema version of a history file.
+int schema_version(const fs::path& file) { return static_cast<int>(query_value(file, "PRAGMA user_version")); }
+
+// The run-to-run noise the latest calibration in `file` stored for `metric` of its one point.
+double calibrated_noise(const fs::path& file, const std::string& metric) {
+  return query_value(file, "SELECT run_to_run FROM calibration_noise WHERE metric = '" + metric + "' ORDER BY calibration DESC LIMIT 1");
 }
 
 }  // namespace
@@ -296,7 +297,7 @@ TEST_CASE("a history written by schema version 1 is migrated when opened, and it
   // Three runs of `waiting` (delay 100, 100, then 120 µs) recorded by the first schema; see tests/data/README.md.
   sqlite3* db = nullptr;
   REQUIRE(sqlite3_open((dir / "old.sqlite").c_str(), &db) == SQLITE_OK);
-  REQUIRE(sqlite3_exec(db, slurp(EXPR_SOURCE_DIR "/tests/data/history-v1.sql").c_str(), nullptr, nullptr, nullptr) == SQLITE_OK);
+  REQUIRE(sqlite3_exec(db, e2e::read_text(EXPR_SOURCE_DIR "/tests/data/history-v1.sql").c_str(), nullptr, nullptr, nullptr) == SQLITE_OK);
   sqlite3_close(db);
   REQUIRE(schema_version(dir / "old.sqlite") == 1);
 
@@ -321,21 +322,6 @@ TEST_CASE("a history written by schema version 1 is migrated when opened, and it
   CHECK(has(o.out, "noise between processes unknown"));
 }
 
-// The run-to-run noise the latest calibration in `file` stored for `metric` of its one point.
-double calibrated_noise(const fs::path& file, const std::string& metric) {
-  sqlite3* db = nullptr;
-  REQUIRE(sqlite3_open(file.c_str(), &db) == SQLITE_OK);
-  sqlite3_stmt* s = nullptr;
-  REQUIRE(sqlite3_prepare_v2(db, "SELECT run_to_run FROM calibration_noise WHERE metric = ?1 ORDER BY calibration DESC LIMIT 1", -1, &s,
-                             nullptr) == SQLITE_OK);
-  sqlite3_bind_text(s, 1, metric.c_str(), -1, SQLITE_TRANSIENT);
-  REQUIRE(sqlite3_step(s) == SQLITE_ROW);
-  const double noise = sqlite3_column_double(s, 0);
-  sqlite3_finalize(s);
-  sqlite3_close(db);
-  return noise;
-}
-
 TEST_CASE("calibrate measures the gate's false alarms over unchanged runs, and later runs carry each point's noise" * e2e::runs_experiments) {
   const auto dir = e2e::scratch("history_calibrate");
   e2e::write(dir, "w.yaml", waiting(100));
@@ -347,7 +333,7 @@ TEST_CASE("calibrate measures the gate's false alarms over unchanged runs, and l
   CHECK(std::regex_search(o.out, std::regex(R"(host_time: [0-3] of 3 \()")));
   CHECK(std::regex_search(o.out, std::regex(R"(w +host_time +3 +(< )?[0-9.]+% +2 +[0-3] of 3)")));  // 3 runs of one process: 2 df
   CHECK(has(o.out, "calibration 1 stored in history.sqlite"));
-  CHECK(has(slurp(dir / "cal" / "calibration.md"), "# Calibration of waiting"));
+  CHECK(has(e2e::read_text(dir / "cal" / "calibration.md"), "# Calibration of waiting"));
   for (const auto* k : {"run-1", "run-2", "run-3"}) CHECK(fs::exists(dir / "cal" / k / "results.json"));
 
   o = e2e::expr(dir, "run w.yaml --out after --history history.sqlite");
@@ -371,8 +357,8 @@ TEST_CASE("expr run --baseline gates the run: 5 on a slowdown, 0 on an improveme
   INFO(o.all());
   CHECK(o.exit_code == 5);
   CHECK(has(row(o.out, "host_time"), "slower"));
-  CHECK(has(slurp(dir / "slow" / "summary.md"), "## Against the baseline"));
-  const auto junit = slurp(dir / "slow" / "junit.xml");
+  CHECK(has(e2e::read_text(dir / "slow" / "summary.md"), "## Against the baseline"));
+  const auto junit = e2e::read_text(dir / "slow" / "junit.xml");
   CHECK(has(junit, "<testsuite name=\"waiting.gate\" tests=\"1\" failures=\"1\""));
   CHECK(has(junit, "<failure message=\"slower than the baseline\">"));
   const auto base_id = e2e::read_json(dir / "base" / "results.json").at("run").at("id").get<std::string>();
@@ -460,8 +446,8 @@ TEST_CASE("an experiment of the baseline missing from the candidate fails the ga
   INFO(o.all());
   CHECK(o.exit_code == 5);
   CHECK(has(o.out, "missing: v: in the baseline, not in the candidate"));
-  CHECK(has(slurp(dir / "gated" / "junit.xml"), "<failure message=\"missing from the candidate\">"));
-  CHECK(has(slurp(dir / "gated" / "summary.md"), "- missing: v: in the baseline, not in the candidate"));
+  CHECK(has(e2e::read_text(dir / "gated" / "junit.xml"), "<failure message=\"missing from the candidate\">"));
+  CHECK(has(e2e::read_text(dir / "gated" / "summary.md"), "- missing: v: in the baseline, not in the candidate"));
 }
 
 TEST_CASE("across shows runs of one series side by side, the differing verdicts first, as text, JSON and a page") {
