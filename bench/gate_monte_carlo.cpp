@@ -2,17 +2,19 @@
 // the gate (the family-wise false-alarm rate, which should stay near alpha = 5%), and how often a
 // real change is found, under the decision rule of history/compare.hpp as it is compiled here.
 //
-// The model of one figure in one run: each worker process (a round) moves the figure's median by a
-// factor exp(sigma_between * N(0,1)), and its samples scatter around that median by exp(spread *
-// N(0,1)). Samples of one process are therefore not independent draws of the figure, which is what
-// makes a test on samples alone raise false alarms between runs. Each trial compares m points
-// (m tests under Holm), the baseline and candidate drawn afresh; a trial fails when any point is
-// called slower or faster.
+// The model of one figure in one run: the run moves the figure's median by a factor exp(sigma_run *
+// N(0,1)) (the machine's state while the run lasts, the same for all its processes), each worker
+// process (a round) by a further exp(sigma_between * N(0,1)), and its samples scatter around that
+// median by exp(spread * N(0,1)). Samples of one process are therefore not independent draws of the
+// figure, nor are the rounds of one run, which is what makes a test on samples or rounds alone
+// raise false alarms between runs. Each trial compares m points (m tests under Holm), the baseline,
+// the candidate and the history drawn afresh; a trial fails when any point is called slower or faster.
 //
 // Scenarios: (1) one round a side with the noise known from a calibration of k runs (default 5), as
 // `expr calibrate` measures it; (2) a +25% change with one sample a side, which must never be
-// called "same"; (3) R rounds a side, the noise learnt from the rounds alone (no calibration, no
-// history): false alarms and the power to find a +5% change at sigma 0.5%.
+// called "same"; (3) R rounds a side, the noise between runs learnt from a history of 5 earlier
+// runs (a nightly job's: no calibration): false alarms and the power to find a +5% change at sigma
+// 0.5%; (4) the same on a machine whose runs move by more than their processes (sigma_run 2%).
 //
 //   expr_bench_gate [trials]       (fixed seed: the same figures each time)
 #include <fmt/format.h>
@@ -33,7 +35,8 @@ std::mt19937_64 rng(31);
 std::normal_distribution<double> normal;
 
 struct Figure {
-  double sigma_between = 0.01;  // of log(median), between processes
+  double sigma_run = 0;         // of log(median), between runs: moves all rounds of a run alike
+  double sigma_between = 0.01;  // of log(median), between the processes of a run
   double spread = 0.02;         // of log(sample), within one process
   std::size_t samples = 20;     // per round
   std::size_t rounds = 1;
@@ -43,8 +46,9 @@ struct Figure {
 // summarised and combined as the runner does (runner/sampler.hpp).
 outcome::Stats measure(const Figure& f, double median) {
   std::vector<outcome::Stats> rounds;
+  const double run = median * std::exp(f.sigma_run * normal(rng));
   for (std::size_t r = 0; r < f.rounds; ++r) {
-    const double process = median * std::exp(f.sigma_between * normal(rng));
+    const double process = run * std::exp(f.sigma_between * normal(rng));
     runner::Sampler round(outcome::Iterations{});
     for (std::size_t i = 0; i < f.samples; ++i) round.add(process * std::exp(f.spread * normal(rng)));
     rounds.push_back(round.stats(0));
@@ -52,12 +56,12 @@ outcome::Stats measure(const Figure& f, double median) {
   return runner::combine_rounds(rounds);
 }
 
-// A calibration of k unchanged runs of one round each: sigma between runs and its df, as
-// `expr calibrate` stores them.
+// A calibration of k unchanged runs: the spread of their figures and its df, as `expr calibrate`
+// stores them.
 void calibrate(outcome::Stats& s, const Figure& f, std::size_t runs) {
-  std::vector<double> medians;
-  for (std::size_t k = 0; k < runs; ++k) medians.push_back(measure(f, 1000).median);
-  const auto noise = analysis::log_spread(medians);
+  std::vector<double> figures;
+  for (std::size_t k = 0; k < runs; ++k) figures.push_back(std::exp(analysis::log_figure(measure(f, 1000))));
+  const auto noise = analysis::log_spread(figures);
   s.run_to_run = noise.sigma;
   s.run_to_run_df = noise.df;
 }
@@ -67,8 +71,10 @@ struct Rates {
   std::size_t tests = 0, slower = 0, same = 0, inconclusive = 0;
 };
 
-// `trials` comparisons of m points, the candidate `factor` times the baseline.
-Rates simulate(const Figure& f, std::size_t m, std::size_t trials, double factor, double threshold, std::size_t calibration_runs) {
+// `trials` comparisons of m points, the candidate `factor` times the baseline; the noise between runs
+// from a calibration of `calibration_runs` runs or a history of `history_runs` runs.
+Rates simulate(const Figure& f, std::size_t m, std::size_t trials, double factor, double threshold, std::size_t calibration_runs,
+               std::size_t history_runs = 0) {
   Rates r;
   for (std::size_t trial = 0; trial < trials; ++trial) {
     std::vector<history::TimingComparison> tests;
@@ -79,7 +85,9 @@ Rates simulate(const Figure& f, std::size_t m, std::size_t trials, double factor
         candidate.run_to_run = base.run_to_run;  // both runs carry the point's one calibration
         candidate.run_to_run_df = base.run_to_run_df;
       }
-      tests.push_back(history::test_timing("point", "gpu_time", base, candidate));
+      std::vector<outcome::Stats> history;
+      for (std::size_t k = 0; k < history_runs; ++k) history.push_back(measure(f, 1000));
+      tests.push_back(history::test_timing("point", "gpu_time", base, candidate, history::history_noise(history)));
     }
     history::decide(tests, {{"gpu_time", threshold}}, 0.05);
     ++r.trials;
@@ -122,18 +130,32 @@ int main(int argc, char** argv) {
     fmt::print("  m = 20: called same {} of {} (missed), slower {}, inconclusive {}\n", r.same, r.tests, r.slower, r.inconclusive);
   }
 
-  fmt::print("\n(3) R rounds a side, noise from the rounds only (sigma between processes 0.5%, spread 1%, 20 samples a round):\n");
+  fmt::print("\n(3) R rounds a side, noise between runs from a history of 5 runs (sigma between processes 0.5%, spread 1%, 20 samples a round):\n");
   for (const std::size_t rounds : {2, 3, 5}) {
     Figure f;
     f.sigma_between = 0.005;
     f.spread = 0.01;
     f.rounds = rounds;
     for (const std::size_t m : {20, 100}) {
-      const auto a = simulate(f, m, trials, 1.0, 0.0, 0);
-      const auto b = simulate(f, m, trials, 1.0, 0.03, 0);
-      const auto power = simulate(f, m, trials / 10, 1.05, 0.03, 0);
+      const auto a = simulate(f, m, trials, 1.0, 0.0, 0, 5);
+      const auto b = simulate(f, m, trials, 1.0, 0.03, 0, 5);
+      const auto power = simulate(f, m, trials / 10, 1.05, 0.03, 0, 5);
       fmt::print("  R = {}, m = {:3}: false alarms {} at threshold 0, {} at 3%; +5% found (slower) in {} of tests at threshold 3%\n", rounds, m,
                  proportion(a.failed, a.trials), proportion(b.failed, b.trials), proportion(power.slower, power.tests));
+    }
+  }
+
+  fmt::print("\n(4) 3 rounds a side on a machine whose runs move 2% (sigma between processes 0.5%, spread 1%), threshold 0:\n");
+  {
+    Figure f;
+    f.sigma_run = 0.02;
+    f.sigma_between = 0.005;
+    f.spread = 0.01;
+    f.rounds = 3;
+    for (const std::size_t history_runs : {0, 3, 5, 20}) {
+      const auto r = simulate(f, 20, trials, 1.0, 0.0, 0, history_runs);
+      fmt::print("  m = 20, a history of {:2} runs: false alarms {}, inconclusive {} of tests\n", history_runs, proportion(r.failed, r.trials),
+                 proportion(r.inconclusive, r.tests));
     }
   }
   return 0;

@@ -23,9 +23,9 @@ std::string stats_evidence(const outcome::Stats& s) {
   if (const auto i = median_interval(s)) {
     auto q = time_ns(s.median);
     q.interval = i;
-    const auto noise = median_noise(s);
+    const auto noise = figure_noise(s);
     interval = fmt::format(", {} interval of the median {}{}", util::format_percent(timing_confidence), format_interval(q),
-                           noise.known() ? fmt::format(" (with noise between processes {})", util::format_percent(noise.sigma)) : "");
+                           noise.known() ? fmt::format(" (with the figure's noise {})", util::format_percent(noise.sigma)) : "");
   }
   return fmt::format("median of {}, min {}, max {}, spread {}{}{}", samples, util::format_duration(s.min), util::format_duration(s.max),
                      util::format_percent(s.spread), interval, s.converged ? "" : ", did not converge");

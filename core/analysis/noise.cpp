@@ -1,4 +1,4 @@
-// The interval of a timing median, and how far a figure moves between processes.
+// The interval of a timing median, and how far a figure moves between processes and between runs.
 #include "analysis/noise.hpp"
 
 #include <algorithm>
@@ -6,26 +6,18 @@
 
 namespace expr::analysis {
 
-std::optional<util::Interval> median_interval(const outcome::Stats& stats) {
-  if (stats.samples.empty() || stats.median <= 0) return std::nullopt;
-  const auto within = util::median_interval(stats.samples, timing_confidence);
-  const auto noise = median_noise(stats);
-  if (!noise.known() || within.low <= 0) return within;
-  // The samples' interval is around their pooled median, which need not be the median of rounds:
-  // only how far it reaches beyond the figure counts.
-  const double rounds = static_cast<double>(round_medians(stats).size());
-  const double between = util::student_t_quantile(1 - (1 - timing_confidence) / 2, noise.df) * noise.sigma / std::sqrt(rounds);
-  const double below = std::max(0.0, std::log(stats.median / within.low)), above = std::max(0.0, std::log(within.high / stats.median));
-  return util::Interval{stats.median * std::exp(-std::hypot(below, between)), stats.median * std::exp(std::hypot(above, between))};
-}
-
-ProcessNoise median_noise(const outcome::Stats& stats) { return pool({between_processes(stats), calibrated(stats)}); }
-
 std::vector<double> round_medians(const outcome::Stats& stats) {
   return stats.rounds.empty() ? std::vector<double>{stats.median} : stats.rounds;
 }
 
-ProcessNoise log_spread(const std::vector<double>& medians) {
+double log_figure(const outcome::Stats& stats) {
+  const auto medians = round_medians(stats);
+  double sum = 0;
+  for (double m : medians) sum += std::log(m);
+  return sum / static_cast<double>(medians.size());
+}
+
+Noise log_spread(const std::vector<double>& medians) {
   if (medians.size() < 2) return {};
   std::vector<double> logs;
   for (double m : medians) logs.push_back(std::log(m));
@@ -33,9 +25,21 @@ ProcessNoise log_spread(const std::vector<double>& medians) {
   return {util::standard_deviation(logs), static_cast<double>(logs.size() - 1)};
 }
 
-ProcessNoise between_processes(const outcome::Stats& stats) { return log_spread(round_medians(stats)); }
+Noise between_processes(const outcome::Stats& stats) { return log_spread(round_medians(stats)); }
 
-ProcessNoise calibrated(const outcome::Stats& stats) {
+Noise between_runs(const std::vector<outcome::Stats>& runs) {
+  std::vector<double> figures;
+  for (const auto& r : runs)
+    if (r.median > 0) figures.push_back(log_figure(r));
+  util::require_finite(figures, "the logs of positive medians");
+  const double n = static_cast<double>(figures.size());
+  if (figures.size() < 2) return {};
+  double squares = 0;
+  for (std::size_t i = 1; i < figures.size(); ++i) squares += (figures[i] - figures[i - 1]) * (figures[i] - figures[i - 1]);
+  return {std::sqrt(squares / (2 * (n - 1))), 2 * (n - 1) * (n - 1) / (3 * n - 4)};
+}
+
+Noise calibrated(const outcome::Stats& stats) {
   // A calibration that saw no noise at all (unchanged runs of a busy-waiting plugin on a quiet
   // machine have identical medians) is known, with sigma 0: only the degrees of freedom say so.
   if (stats.run_to_run_df > 0) return {stats.run_to_run, stats.run_to_run_df};
@@ -43,13 +47,37 @@ ProcessNoise calibrated(const outcome::Stats& stats) {
   return {};
 }
 
-ProcessNoise pool(const std::vector<ProcessNoise>& estimates) {
+Noise pool(const std::vector<Noise>& estimates) {
   double squares = 0, df = 0;
   for (const auto& e : estimates) {
     squares += e.sigma * e.sigma * e.df;
     df += e.df;
   }
-  return df > 0 ? ProcessNoise{std::sqrt(squares / df), df} : ProcessNoise{};
+  return df > 0 ? Noise{std::sqrt(squares / df), df} : Noise{};
+}
+
+Noise larger(const Noise& a, const Noise& b) {
+  if (!a.known()) return b;
+  if (!b.known()) return a;
+  return a.sigma >= b.sigma ? a : b;
+}
+
+Noise figure_noise(const outcome::Stats& stats) {
+  auto rounds = between_processes(stats);
+  rounds.sigma /= std::sqrt(static_cast<double>(round_medians(stats).size()));
+  return larger(rounds, calibrated(stats));
+}
+
+std::optional<util::Interval> median_interval(const outcome::Stats& stats) {
+  if (stats.samples.empty() || stats.median <= 0) return std::nullopt;
+  const auto within = util::median_interval(stats.samples, timing_confidence);
+  const auto noise = figure_noise(stats);
+  if (!noise.known() || within.low <= 0) return within;
+  // The samples' interval is around their pooled median, which need not be the median of rounds:
+  // only how far it reaches beyond the figure counts.
+  const double between = util::student_t_quantile(1 - (1 - timing_confidence) / 2, noise.df) * noise.sigma;
+  const double below = std::max(0.0, std::log(stats.median / within.low)), above = std::max(0.0, std::log(within.high / stats.median));
+  return util::Interval{stats.median * std::exp(-std::hypot(below, between)), stats.median * std::exp(std::hypot(above, between))};
 }
 
 }  // namespace expr::analysis

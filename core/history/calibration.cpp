@@ -31,8 +31,8 @@ Calibration calibrate(const std::vector<RunRecord>& runs, const CompareOptions& 
   std::map<std::pair<std::string, std::string>, PointNoise> points;
   for (std::size_t i = 0; i < runs.size(); ++i)
     for (std::size_t j = i + 1; j < runs.size(); ++j) {
-      // Each pair learns the noise between processes from the other runs, as a comparison learns
-      // it from the history: never from the two runs it judges beyond their own rounds.
+      // Each pair learns the noise from the other runs, as a comparison learns it from the
+      // history: never from the two runs it judges beyond their own rounds.
       PointRuns others;
       for (std::size_t k = 0; k < runs.size(); ++k)
         if (k != i && k != j)
@@ -40,7 +40,7 @@ Calibration calibrate(const std::vector<RunRecord>& runs, const CompareOptions& 
             if (e.status == outcome::Status::ok)
               for (const auto& [metric, stats] : e.timings) others[{e.identity, metric}].push_back(stats);
       auto learnt = options;
-      learn_history(others, runs[j].gates, learnt);
+      learn_history(others, learnt);
       const auto comparison = compare(runs[i], runs[j], learnt);
       c.thresholds = comparison.thresholds;
       ++c.pairs;
@@ -54,35 +54,25 @@ Calibration calibrate(const std::vector<RunRecord>& runs, const CompareOptions& 
       }
     }
 
-  // Each point's noise: how far log(median) scatters over the processes of every run (the rounds of
-  // each; a run of one round is one process), which is what a comparison's noise floor needs.
-  struct Medians {
-    std::vector<double> rounds;
-    std::size_t runs = 0, rounds_per_run = 1;
-  };
-  std::map<std::pair<std::string, std::string>, Medians> medians;
+  // Each point's noise: how far its figure (the geometric mean of a run's round medians) scatters
+  // over the runs, which is what a comparison's noise floor needs and a run's rounds cannot show.
+  std::map<std::pair<std::string, std::string>, std::vector<double>> figures;
   for (const auto& run : runs)
     for (const auto& e : run.experiments)
       if (e.status == outcome::Status::ok)
         for (const auto& [metric, stats] : e.timings)
-          if (stats.median > 0) {
-            auto& m = medians[{e.identity, metric}];
-            const auto rounds = analysis::round_medians(stats);
-            m.rounds.insert(m.rounds.end(), rounds.begin(), rounds.end());
-            m.rounds_per_run = rounds.size();
-            ++m.runs;
-          }
-  const std::size_t tests = medians.size();
-  for (const auto& [key, m] : medians) {
+          if (stats.median > 0) figures[{e.identity, metric}].push_back(std::exp(analysis::log_figure(stats)));
+  const std::size_t tests = figures.size();
+  for (const auto& [key, f] : figures) {
     auto& p = points[key];
     p.experiment = key.first;
     p.metric = key.second;
-    p.runs = m.runs;
-    const auto noise = analysis::log_spread(m.rounds);
+    p.runs = f.size();
+    const auto noise = analysis::log_spread(f);
     p.run_to_run = noise.sigma;
     p.df = noise.df;
     const double threshold = c.thresholds.count(p.metric) ? c.thresholds.at(p.metric) : 0.0;
-    p.detectable = std::max(threshold, noise_floor(noise, m.rounds_per_run, m.rounds_per_run, tests, c.alpha));
+    p.detectable = std::max(threshold, noise_floor(noise, tests, c.alpha));
   }
   for (auto& [key, p] : points)
     if (p.runs >= 2) c.noise.push_back(p);

@@ -16,9 +16,9 @@ namespace expr::history {
 
 struct PointNoise {
   std::string experiment, metric;
-  double run_to_run = 0;        // standard deviation of log(median) over every round of every run: between processes
+  double run_to_run = 0;        // standard deviation of log(figure) over the runs, a run's figure the geometric mean of its round medians
   std::size_t runs = 0;         // runs it is computed from
-  double df = 0;                // its degrees of freedom: the rounds of all the runs, less one
+  double df = 0;                // its degrees of freedom: the runs, less one
   std::size_t false_alarms = 0;  // pairs of runs whose comparison called it slower or faster
   std::size_t inconclusive = 0;  // pairs that could not tell
   std::size_t pairs = 0;

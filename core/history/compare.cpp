@@ -42,8 +42,8 @@ bool Comparison::regression() const {
 std::vector<std::string> Comparison::inconclusive_experiments() const {
   std::vector<std::string> out;
   // Only where more samples could settle it: too few for the test or the interval, or a noise
-  // floor within the threshold. A timing whose noise between processes alone is beyond its
-  // threshold, with samples enough, stays inconclusive however often it is measured again.
+  // floor within the threshold. A timing whose noise alone is beyond its threshold, or unknown,
+  // with samples enough, stays inconclusive however often it is measured again.
   for (const auto& t : timings) {
     const bool too_few = std::isinf(t.detectable) || !std::isfinite(t.interval.low) || !std::isfinite(t.interval.high);
     if (t.verdict == Change::inconclusive && (too_few || t.floor <= t.threshold) &&
@@ -120,21 +120,35 @@ std::optional<util::Interval> sample_interval(const outcome::Stats& s, std::stri
   return util::Interval{i.low - step / 2, i.high + step / 2};
 }
 
+// The standard deviation of log(candidate figure) - log(base figure) that the process noise alone
+// gives, each figure the mean of its Rb or Rc rounds; unknown when it is.
+analysis::Noise process_difference(const TimingComparison& t) {
+  if (!t.processes.known()) return {};
+  return {t.processes.sigma * std::sqrt(1.0 / static_cast<double>(t.base_rounds) + 1.0 / static_cast<double>(t.candidate_rounds)), t.processes.df};
+}
+
 // The interval of log(candidate median / base median) at analysis::timing_confidence: each median's
-// interval from its samples, combined in log space, and where the noise between processes is known
-// the t interval of the difference of two means of Rb and Rc round medians, combined with it.
+// interval from its samples, combined in log space with the t interval of the difference of the two
+// figures where their noise is known (between processes only, where the noise between runs is not).
 // Unbounded where the samples cannot bound it.
 util::Interval log_ratio_interval(const outcome::Stats& b, const outcome::Stats& c, const TimingComparison& t, std::string& reason) {
   const auto bi = sample_interval(b, reason);
   const auto ci = bi ? sample_interval(c, reason) : std::nullopt;
   if (!bi || !ci || bi->low <= 0 || ci->low <= 0) return {-INFINITY, INFINITY};
-  double between = 0;
-  if (t.noise.known())
-    between = util::student_t_quantile(1 - (1 - analysis::timing_confidence) / 2, t.noise.df) * t.noise.sigma *
-              std::sqrt(1.0 / static_cast<double>(t.base_rounds) + 1.0 / static_cast<double>(t.candidate_rounds));
+  const auto difference = t.noise.known() ? analysis::Noise{t.noise.sigma * std::sqrt(2.0), t.noise.df} : process_difference(t);
+  const double between =
+      difference.known() ? util::student_t_quantile(1 - (1 - analysis::timing_confidence) / 2, difference.df) * difference.sigma : 0.0;
   const double center = std::log(c.median / b.median);
   return {center - std::hypot(std::log(c.median / ci->low), std::log(bi->high / b.median), between),
           center + std::hypot(std::log(ci->high / c.median), std::log(b.median / bi->low), between)};
+}
+
+// "rounds, history": the sources with an estimate.
+std::string known_sources(const std::vector<std::pair<const char*, analysis::Noise>>& sources) {
+  std::vector<std::string> names;
+  for (const auto& [name, estimate] : sources)
+    if (estimate.known()) names.push_back(name);
+  return fmt::format("{}", fmt::join(names, ", "));
 }
 
 std::string sample_counts(const TimingComparison& t) {
@@ -145,7 +159,7 @@ std::string sample_counts(const TimingComparison& t) {
 }  // namespace
 
 TimingComparison test_timing(const std::string& experiment, const std::string& metric, const outcome::Stats& base,
-                             const outcome::Stats& candidate, const analysis::ProcessNoise& history) {
+                             const outcome::Stats& candidate, const HistoryNoise& history) {
   TimingComparison t;
   t.experiment = experiment;
   t.metric = metric;
@@ -156,36 +170,37 @@ TimingComparison test_timing(const std::string& experiment, const std::string& m
   t.base_rounds = analysis::round_medians(base).size();
   t.candidate_rounds = analysis::round_medians(candidate).size();
   t.change = t.candidate_median / t.base_median - 1;
-  const auto mean_log = [](const outcome::Stats& s) {
-    const auto medians = analysis::round_medians(s);
-    double sum = 0;
-    for (double m : medians) sum += std::log(m);
-    return sum / static_cast<double>(medians.size());
-  };
-  t.round_change = std::expm1(mean_log(candidate) - mean_log(base));
+  t.round_change = std::expm1(analysis::log_figure(candidate) - analysis::log_figure(base));
   t.p = util::mann_whitney_p(base.samples, candidate.samples);
   t.min_p = util::mann_whitney_min_p(t.base_samples, t.candidate_samples);
 
-  // The noise between processes, from every source there is.
+  // Between the processes of a run: both runs' rounds and the history's.
   const auto rounds = analysis::pool({analysis::between_processes(base), analysis::between_processes(candidate)});
-  // Both runs carry the same calibration when made after it; the newer run's is the newer one.
+  t.processes = analysis::pool({rounds, history.processes});
+  // Between runs: the history's and the calibration's (both runs carry the same calibration when
+  // made after it; the newer run's is the newer one).
   const auto calibration = analysis::calibrated(candidate).known() ? analysis::calibrated(candidate) : analysis::calibrated(base);
-  std::vector<std::string> sources;
-  for (const auto& [name, estimate] : {std::pair{"rounds", rounds}, {"history", history}, {"calibration", calibration}})
-    if (estimate.known()) sources.push_back(name);
-  t.noise = analysis::pool({rounds, history, calibration});
-  t.noise_sources = fmt::format("{}", fmt::join(sources, ", "));
+  const auto runs = analysis::pool({history.runs, calibration});
+  if (runs.known()) {
+    // A run's figure moves at least as far as its processes' spread over its rounds gives.
+    const auto difference = process_difference(t);
+    const analysis::Noise from_processes{difference.sigma / std::sqrt(2.0), difference.df};
+    const bool processes_larger = from_processes.known() && from_processes.sigma > runs.sigma;
+    t.noise = processes_larger ? from_processes : runs;
+    t.noise_sources = processes_larger ? "between processes: " + known_sources({{"rounds", rounds}, {"history", history.processes}})
+                                       : "between runs: " + known_sources({{"history", history.runs}, {"calibration", calibration}});
+  }
 
   const auto log_interval = log_ratio_interval(base, candidate, t, t.reason);
   t.interval = {std::expm1(log_interval.low), std::expm1(log_interval.high)};
   return t;
 }
 
-double noise_floor(const analysis::ProcessNoise& noise, std::size_t base_rounds, std::size_t candidate_rounds, std::size_t tests, double alpha) {
+double noise_floor(const analysis::Noise& noise, std::size_t tests, double alpha) {
   if (!noise.known()) return INFINITY;
   if (noise.sigma <= 0) return 0;
   const double t = util::student_t_quantile(1 - alpha / (2 * static_cast<double>(std::max<std::size_t>(1, tests))), noise.df);
-  return std::expm1(t * noise.sigma * std::sqrt(1.0 / static_cast<double>(base_rounds) + 1.0 / static_cast<double>(candidate_rounds)));
+  return std::expm1(t * noise.sigma * std::sqrt(2.0));
 }
 
 void decide(std::vector<TimingComparison>& tests, const std::map<std::string, double>& thresholds, double alpha) {
@@ -195,22 +210,22 @@ void decide(std::vector<TimingComparison>& tests, const std::map<std::string, do
   // Holm rejects a test at alpha/m at its first step whatever the others say: a test whose smallest
   // p cannot reach that may never find anything.
   const double first_step = alpha / static_cast<double>(std::max<std::size_t>(1, tests.size()));
-  // A point whose few rounds happen to agree understates how far its figure moves: host times move
-  // between a few states, and three rounds can all land in one (on the H200 sdpa_cudnn's host_time
-  // read 15, 15 and 15 µs in one run and 25, 28 and 22 in the next). So no point is taken as
-  // quieter than its metric's noise pooled over every point of the comparison.
-  std::map<std::string, std::vector<analysis::ProcessNoise>> estimates;
+  // A point whose few rounds or runs happen to agree understates how far its figure moves: host
+  // times move between a few states, and three rounds can all land in one (on the H200 sdpa_cudnn's
+  // host_time read 15, 15 and 15 µs in one run and 25, 28 and 22 in the next). So no point is taken
+  // as quieter than its metric's noise pooled over every point of the comparison.
+  std::map<std::string, std::vector<analysis::Noise>> estimates;
   for (const auto& t : tests)
     if (t.noise.known()) estimates[t.metric].push_back(t.noise);
   for (std::size_t i = 0; i < tests.size(); ++i) {
     auto& t = tests[i];
     if (const auto pooled = analysis::pool(estimates[t.metric]); t.noise.known() && pooled.sigma > t.noise.sigma) {
       t.noise = pooled;
-      t.noise_sources = "every point's " + t.noise_sources + ", pooled";
+      t.noise_sources = "every point's noise, pooled";
     }
     t.p_adjusted = adjusted[i];
     t.threshold = thresholds.count(t.metric) ? thresholds.at(t.metric) : 0.0;
-    t.floor = noise_floor(t.noise, t.base_rounds, t.candidate_rounds, tests.size(), alpha);
+    t.floor = noise_floor(t.noise, tests.size(), alpha);
     const bool testable = t.min_p <= first_step;
     t.detectable = testable ? std::max(t.threshold, t.floor) : INFINITY;
     const bool bounded = std::isfinite(t.interval.low) && std::isfinite(t.interval.high);
@@ -223,17 +238,18 @@ void decide(std::vector<TimingComparison>& tests, const std::map<std::string, do
       t.verdict = Change::inconclusive;
       t.reason = fmt::format("{}: the U test's smallest p here, {}, cannot reach {} (alpha over {} test{})", sample_counts(t), util::format_number(t.min_p, 2),
                              util::format_number(first_step, 2), tests.size(), tests.size() == 1 ? "" : "s");
-    } else if (bounded && t.interval.low >= -t.threshold && t.interval.high <= t.threshold) {
+    } else if (t.noise.known() && bounded && t.interval.low >= -t.threshold && t.interval.high <= t.threshold) {
+      // Only with the noise between runs known: a machine slower by 10% for the whole candidate
+      // run can hide a 10% speed-up as well as make one up.
       t.verdict = Change::same;
       t.reason.clear();
     } else {
       t.verdict = Change::inconclusive;
       if (!bounded) continue;  // the reason test_timing gave: too few samples, or all equal
-      if (significant && std::fabs(t.change) > t.threshold && !t.noise.known())
-        t.reason = fmt::format("noise between processes unknown: {} round{} a side and no calibration or history", t.base_rounds,
-                               t.base_rounds == 1 ? "" : "s");
+      if (!t.noise.known())
+        t.reason = "noise between runs unknown: fewer than two other runs of it on this machine in the history, and no calibration";
       else if (significant && std::fabs(t.change) > t.threshold)
-        t.reason = fmt::format("the change is within the noise floor {} (sigma {} between processes, {} df, from {})", util::format_percent(t.floor),
+        t.reason = fmt::format("the change is within the noise floor {} (sigma {}, {} df, {})", util::format_percent(t.floor),
                                util::format_percent(t.noise.sigma), util::format_number(t.noise.df), t.noise_sources);
       else
         t.reason = fmt::format("the interval reaches beyond ±{} and the change is not significant (p {} after Holm)", util::format_percent(t.threshold),
@@ -242,38 +258,17 @@ void decide(std::vector<TimingComparison>& tests, const std::map<std::string, do
   }
 }
 
-analysis::ProcessNoise history_noise(const std::vector<outcome::Stats>& runs, const std::string& metric, double threshold, double alpha) {
-  // Steps between consecutive runs, decided without the history (what is being estimated here).
-  std::vector<TimingComparison> steps;
-  std::vector<std::size_t> after;  // the run each step leads to
-  for (std::size_t i = 1; i < runs.size(); ++i) {
-    if (runs[i - 1].samples.empty() || runs[i].samples.empty() || runs[i - 1].median <= 0 || runs[i].median <= 0) continue;
-    steps.push_back(test_timing("", metric, runs[i - 1], runs[i]));
-    after.push_back(i);
-  }
-  decide(steps, {{metric, threshold}}, alpha);
-  std::vector<analysis::ProcessNoise> stretches;
-  std::vector<double> medians;
-  for (std::size_t i = 0, s = 0; i < runs.size(); ++i) {
-    for (; s < steps.size() && after[s] <= i; ++s)
-      if (after[s] == i && (steps[s].verdict == Change::slower || steps[s].verdict == Change::faster)) {
-        stretches.push_back(analysis::log_spread(medians));
-        medians.clear();
-      }
-    if (runs[i].median <= 0) continue;
-    for (double m : analysis::round_medians(runs[i])) medians.push_back(m);
-  }
-  stretches.push_back(analysis::log_spread(medians));
-  return analysis::pool(stretches);
+HistoryNoise history_noise(const std::vector<outcome::Stats>& runs) {
+  std::vector<analysis::Noise> processes;
+  for (const auto& r : runs)
+    if (r.median > 0) processes.push_back(analysis::between_processes(r));
+  return {analysis::pool(processes), analysis::between_runs(runs)};
 }
 
-void learn_history(const PointRuns& runs, const series::Gates& gates, CompareOptions& options) {
-  auto thresholds = gates.thresholds;
-  for (const auto& [metric, threshold] : options.thresholds) thresholds[metric] = threshold;
+void learn_history(const PointRuns& runs, CompareOptions& options) {
   for (const auto& [point, stats] : runs) {
-    const auto& metric = point.second;
-    const auto noise = history_noise(stats, metric, thresholds.count(metric) ? thresholds.at(metric) : 0.0, options.alpha);
-    if (noise.known()) options.history[point] = noise;
+    const auto noise = history_noise(stats);
+    if (noise.processes.known() || noise.runs.known()) options.history[point] = noise;
   }
 }
 
@@ -345,7 +340,7 @@ Comparison compare(const RunRecord& base, const RunRecord& candidate, const Comp
       }
       const auto history = options.history.find({c.identity, metric});
       out.timings.push_back(test_timing(c.identity, metric, bt->second, ct->second,
-                                        history == options.history.end() ? analysis::ProcessNoise{} : history->second));
+                                        history == options.history.end() ? HistoryNoise{} : history->second));
     }
     compare_structure(*b, c, out.structure, out.notes);
   }
@@ -372,17 +367,17 @@ std::string filter_for(const std::string& identity) {
   return quoted + "'";
 }
 
-// "0.52% (12 df: rounds, calibration)", or "unknown".
+// "0.52% (12 df, between runs: history, calibration)", or "unknown".
 std::string noise_text(const TimingComparison& x) {
   if (!x.noise.known()) return "unknown";
-  return fmt::format("{} ({} df: {})", util::format_percent(x.noise.sigma), util::format_number(x.noise.df), x.noise_sources);
+  return fmt::format("{} ({} df, {})", util::format_percent(x.noise.sigma), util::format_number(x.noise.df), x.noise_sources);
 }
 
 std::string detectable_text(const TimingComparison& x) { return std::isfinite(x.detectable) ? util::format_percent(x.detectable) : "none"; }
 
 report::Table timing_table(const Comparison& c) {
   report::Table t{{"experiment", "metric", "baseline", "candidate", "rounds", "change", fmt::format("{} interval", util::format_percent(analysis::timing_confidence)),
-                   "p (Holm)", "noise between processes", "threshold", "detectable", "verdict"},
+                   "p (Holm)", "noise between runs", "threshold", "detectable", "verdict"},
                   {}};
   for (const auto& x : c.timings)
     t.rows.push_back({x.experiment, x.metric, util::format_duration(x.base_median), util::format_duration(x.candidate_median),
@@ -412,8 +407,9 @@ std::string method(const Comparison& c) {
   for (const auto& [metric, t] : c.thresholds) thresholds += fmt::format("{}{} {}", thresholds.empty() ? "" : ", ", metric, util::format_percent(t));
   return fmt::format("Mann-Whitney U test on the raw samples of each experiment and timing, Holm's correction over {} test{} "
                      "(family-wise alpha {}); a change counts when significant and beyond its threshold ({}) and its noise floor, "
-                     "exp(t(1 - alpha/2m, df) sigma sqrt(1/Rb + 1/Rc)) - 1, sigma the noise of log(median) between processes "
-                     "from the runs' rounds, the history and calibration; unknown noise never counts. Detectable: the smallest change "
+                     "exp(t(1 - alpha/2m, df) sigma sqrt(2)) - 1, sigma the noise of log(figure) between runs (a figure: the "
+                     "geometric mean of a run's round medians): the history's other runs and the calibration, or the rounds' "
+                     "spread between processes where that is larger; unknown noise never counts. Detectable: the smallest change "
                      "each comparison could call slower or faster. Structural changes {} the gate.",
                      c.timings.size(), c.timings.size() == 1 ? "" : "s", util::format_percent(c.alpha), thresholds,
                      c.structure_gated ? "fail" : "do not fail");

@@ -43,14 +43,21 @@ namespace expr::history {
 enum class Change { faster, slower, same, inconclusive };
 std::string_view to_string(Change change);
 
+// What earlier runs of a point on one machine tell (history_noise): how far the figure moved
+// between the worker processes of each run, and between the runs.
+struct HistoryNoise {
+  analysis::Noise processes;
+  analysis::Noise runs;
+};
+
 struct CompareOptions {
   std::map<std::string, double> thresholds;  // per metric, over the candidate's series gates
   std::optional<bool> structure;             // over the gates: structural changes fail the gate
   double alpha = 0.05;                       // family-wise, over all tests of the comparison
   bool across_environments = false;          // compare even when the machines differ
-  // Each point's noise between processes from earlier runs in the history (history_noise), by
-  // (experiment identity, metric); empty without a history.
-  std::map<std::pair<std::string, std::string>, analysis::ProcessNoise> history;
+  // Each point's noise from other runs of it in the history (history_noise), by (experiment
+  // identity, metric); empty without a history.
+  std::map<std::pair<std::string, std::string>, HistoryNoise> history;
 };
 
 struct TimingComparison {
@@ -66,8 +73,15 @@ struct TimingComparison {
   util::Interval interval;    // of the change, at analysis::timing_confidence; unbounded where the data cannot bound it
   double p = 1, p_adjusted = 1;
   double min_p = 1;           // the smallest p the U test can give at these sample sizes
-  analysis::ProcessNoise noise;  // sigma of log(median) between processes, pooled from `noise_sources`
-  std::string noise_sources;     // "rounds, history, calibration": where `noise` comes from; empty when unknown
+  // Sigma of log(median) between the worker processes of one run: both runs' rounds and the
+  // history's, pooled.
+  analysis::Noise processes;
+  // Sigma of log(figure) between runs of an unchanged build, for runs of these rounds: the larger
+  // of what the processes give (processes.sigma sqrt((1/Rb + 1/Rc) / 2)) and the run-to-run noise
+  // of the history and the calibration; unknown without one of those, since a run's rounds cannot
+  // see a machine that is slower for the whole run.
+  analysis::Noise noise;
+  std::string noise_sources;  // "between runs: history, calibration", "between processes: rounds": what `noise` is; empty when unknown
   double floor = 0;           // the noise floor: the largest change the noise alone produces at the family-wise alpha; inf when unknown
   double threshold = 0;       // the smallest change that counts here: the metric's threshold
   double detectable = 0;      // the smallest change this comparison could call slower or faster; inf when none
@@ -108,30 +122,29 @@ struct Comparison {
 };
 
 // One timing of one experiment tested, before the verdict: the change, its interval, the U test's
-// p-value, the noise between processes pooled from both runs' rounds, `history` (earlier runs of
+// p-value, and its noise (TimingComparison::noise) from both runs' rounds, `history` (other runs of
 // the point) and the point's calibration. Both sets of samples must be non-empty with a positive
 // median; non-finite samples are refused (std::invalid_argument).
 TimingComparison test_timing(const std::string& experiment, const std::string& metric, const outcome::Stats& base,
-                             const outcome::Stats& candidate, const analysis::ProcessNoise& history = {});
-// The largest change between two runs of an unchanged build, each figure the median of its rounds
-// (base_rounds and candidate_rounds of them), that noise `noise` between processes alone produces
-// at the family-wise alpha over `tests` tests: exp(t_df(1 - alpha/2m) sigma sqrt(1/Rb + 1/Rc)) - 1,
-// t_df Student's t quantile with the estimate's degrees of freedom. Infinite when the noise is
-// unknown. A comparison never calls a smaller change slower or faster.
-double noise_floor(const analysis::ProcessNoise& noise, std::size_t base_rounds, std::size_t candidate_rounds, std::size_t tests, double alpha);
+                             const outcome::Stats& candidate, const HistoryNoise& history = {});
+// The largest change between the figures of two runs of an unchanged build that noise `noise`
+// (sigma of log(figure) between runs) alone produces at the family-wise alpha over `tests` tests:
+// exp(t_df(1 - alpha/2m) sigma sqrt(2)) - 1, t_df Student's t quantile with the estimate's degrees
+// of freedom. Infinite when the noise is unknown. A comparison never calls a smaller change slower
+// or faster.
+double noise_floor(const analysis::Noise& noise, std::size_t tests, double alpha);
 // The verdict of each test, tested together: Holm's adjustment over all of them, then the threshold
 // of its metric and its noise floor; the detectable change of each.
 void decide(std::vector<TimingComparison>& tests, const std::map<std::string, double>& thresholds, double alpha);
 
-// A point's noise between processes from its earlier runs on one machine (oldest first; the runs
-// being compared left out): the runs are cut where a step separates them (each run against the one
-// before, decided from their own rounds and calibration only, as `expr history` marks steps), and
-// the spread of the log round medians within each stretch is pooled over the stretches.
-analysis::ProcessNoise history_noise(const std::vector<outcome::Stats>& runs, const std::string& metric, double threshold, double alpha);
+// A point's noise from its other runs on one machine (oldest first; the runs being compared left
+// out): the spread of each run's rounds, pooled, and the spread between the runs
+// (analysis::between_runs, which a step in the history moves once).
+HistoryNoise history_noise(const std::vector<outcome::Stats>& runs);
 // Each point's history_noise into options.history, from other runs of the points by (identity,
-// metric), oldest first; the thresholds are `gates`' under the options'.
+// metric), oldest first.
 using PointRuns = std::map<std::pair<std::string, std::string>, std::vector<outcome::Stats>>;
-void learn_history(const PointRuns& runs, const series::Gates& gates, CompareOptions& options);
+void learn_history(const PointRuns& runs, CompareOptions& options);
 
 // Two runs that cannot be compared: of different series, with no experiment in common, or from
 // different machines (EnvironmentMismatch). `expr compare` and `run --baseline` exit with 2.

@@ -57,12 +57,13 @@ struct Stats {
   double spread = 0;       // how far the samples scatter, relative to the median (robust: 1.4826 MAD / median)
   double seconds = 0;      // wall time spent taking the samples
   bool converged = false;  // the median was pinned down (runner/sampler.hpp) before the time budget ran out
-  // How far this median moves from one run to the next on this machine, beyond what its own samples
-  // show: the standard deviation of the log of the median over repeated runs of an unchanged build
-  // (`expr calibrate`, kept in the history). 0 when the point was never calibrated.
+  // How far this figure moves from one run to the next on this machine, beyond what its own samples
+  // show: the standard deviation of the log of a run's figure (the geometric mean of its round
+  // medians) over repeated runs of an unchanged build (`expr calibrate`, kept in the history). 0
+  // when the point was never calibrated.
   double run_to_run = 0;
-  // The degrees of freedom of that estimate: the worker processes (the rounds of every calibration
-  // run) it was measured over, less one; 0 where unknown (recorded before it was kept).
+  // The degrees of freedom of that estimate: the calibration's runs, less one (calibrations made
+  // earlier counted every round of every run); 0 where unknown (recorded before it was kept).
   double run_to_run_df = 0;
 };
 

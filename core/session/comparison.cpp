@@ -58,7 +58,7 @@ void learn_noise(history::Store& store, const history::RunRecord& base, const hi
   // that the machine is the one measured now.
   constexpr std::size_t runs = 20;
   history::learn_history(store.timings_over_time(candidate.series, history::machine_fingerprint(candidate.environment), {base.id, candidate.id}, runs),
-                         candidate.gates, options);
+                         options);
 }
 
 namespace {
@@ -167,6 +167,14 @@ RecordedRuns recorded_runs(const HistoryArgs& args) {
 
 std::vector<history::TimingComparison> steps(const std::vector<history::Store::MetricPoint>& points, const std::string& metric,
                                              const std::map<std::string, double>& thresholds, double alpha) {
+  // The runs of one machine in [from, to) but the two of the step: they are its noise from other
+  // runs, between runs from the differences of consecutive runs on either side of the step.
+  const auto runs_of = [&](const std::string& machine, std::size_t from, std::size_t to, std::size_t step) {
+    std::vector<outcome::Stats> out;
+    for (std::size_t k = from; k < to; ++k)
+      if (points[k].machine == machine && k + 1 != step && k != step) out.push_back(points[k].stats);
+    return out;
+  };
   std::vector<history::TimingComparison> out;
   for (std::size_t i = 1; i < points.size(); ++i) {
     const auto &before = points[i - 1].stats, &after = points[i].stats;
@@ -174,7 +182,11 @@ std::vector<history::TimingComparison> steps(const std::vector<history::Store::M
     if (points[i - 1].machine != points[i].machine || before.samples.empty() || after.samples.empty() || before.median <= 0 ||
         after.median <= 0)
       continue;
-    out.push_back(history::test_timing(points[i].run, metric, before, after));
+    const auto& machine = points[i].machine;
+    history::HistoryNoise noise;
+    noise.processes = history::history_noise(runs_of(machine, 0, points.size(), i)).processes;
+    noise.runs = analysis::pool({analysis::between_runs(runs_of(machine, 0, i, i)), analysis::between_runs(runs_of(machine, i, points.size(), i))});
+    out.push_back(history::test_timing(points[i].run, metric, before, after, noise));
   }
   history::decide(out, thresholds, alpha);
   return out;

@@ -1,7 +1,7 @@
 // The decision rule of `expr compare` and the gate (history/compare.hpp) on made-up figures: what it
 // may call slower, same or inconclusive, and why, at the edges issue 31 found: one sample a side,
-// tests that cannot reach their level, quantised timers, noise between processes estimated from a
-// few values, an adjusted p-value exactly at alpha.
+// tests that cannot reach their level, quantised timers, noise between processes and between runs
+// estimated from a few values, an adjusted p-value exactly at alpha.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -31,8 +31,11 @@ outcome::Stats figure(double median, std::size_t per_round, std::size_t rounds =
   return runner::combine_rounds(processes);
 }
 
+// Noise between runs known from the history: sigma `sigma` with `df` degrees of freedom.
+history::HistoryNoise runs_moving(double sigma, double df = 10) { return {{}, {sigma, df}}; }
+
 history::TimingComparison judged(const outcome::Stats& base, const outcome::Stats& candidate, double threshold, std::size_t tests = 1,
-                                 const analysis::ProcessNoise& history = {}) {
+                                 const history::HistoryNoise& history = {}) {
   std::vector<history::TimingComparison> all(tests, history::test_timing("e", "gpu_time", base, candidate, history));
   history::decide(all, {{"gpu_time", threshold}}, 0.05);
   return all.front();
@@ -54,21 +57,29 @@ TEST_CASE("one sample a side is never the same: a single value bounds nothing") 
 
 TEST_CASE("too few samples for the U test to reach its level under Holm: inconclusive with the count, never same or passed silently") {
   // Four a side: the smallest two-sided p is 2/70 = 0.029, above 0.05 / 20. A +25% change cannot be found.
-  const auto t = judged(figure(100, 4, 1), figure(125, 4, 1), 0.03, 20, {0.01, 10});
+  const auto t = judged(figure(100, 4, 1), figure(125, 4, 1), 0.03, 20, runs_moving(0.01));
   CHECK(t.verdict == Change::inconclusive);
   CHECK(t.reason.starts_with("4 samples a side: the U test's smallest p here, 0.029, cannot reach 0.0025 (alpha over 20 tests)"));
   // Eight a side can, at 20 tests.
-  CHECK(judged(figure(100, 8, 1), figure(125, 8, 1), 0.03, 20, {0.01, 10}).verdict == Change::slower);
+  CHECK(judged(figure(100, 8, 1), figure(125, 8, 1), 0.03, 20, runs_moving(0.01)).verdict == Change::slower);
 }
 
-TEST_CASE("with the noise between processes unknown nothing is slower, and the reason says what is missing") {
+TEST_CASE("with the noise between runs unknown nothing is slower or the same, whatever the rounds say, and the reason says what is missing") {
+  const auto unknown = "noise between runs unknown: fewer than two other runs of it on this machine in the history, and no calibration";
   const auto t = judged(figure(100, 50), figure(120, 50), 0.03);
   CHECK(t.p_adjusted < 1e-6);
   CHECK(t.verdict == Change::inconclusive);
-  CHECK(t.reason == "noise between processes unknown: 1 round a side and no calibration or history");
+  CHECK(t.reason == unknown);
   CHECK(!t.noise.known());
-  // An unchanged figure can still be the same: its own samples bound the change.
-  CHECK(judged(figure(100, 50), figure(100, 50), 0.03).verdict == Change::same);
+  // Three rounds a side that agree to 1% know how far processes move within a run, not how far a
+  // machine slower for the whole candidate run moves it.
+  const auto rounds = judged(figure(100, 20, 3), figure(120, 20, 3), 0.03);
+  CHECK(rounds.processes.df == 4);
+  CHECK(rounds.verdict == Change::inconclusive);
+  CHECK(rounds.reason == unknown);
+  // Nor is an unchanged figure the same: a slower machine could hide a faster build.
+  CHECK(judged(figure(100, 50), figure(100, 50), 0.03).verdict == Change::inconclusive);
+  CHECK(judged(figure(100, 50), figure(100, 50), 0.03, 1, runs_moving(0.001)).verdict == Change::same);
 }
 
 TEST_CASE("a calibration that saw no noise between processes is known, not missing: a slowdown beyond the threshold is slower") {
@@ -78,7 +89,7 @@ TEST_CASE("a calibration that saw no noise between processes is known, not missi
   candidate.run_to_run_df = 4;
   const auto t = judged(base, candidate, 0.03);
   CHECK(t.noise.known());
-  CHECK(t.noise_sources == "calibration");
+  CHECK(t.noise_sources == "between runs: calibration");
   CHECK(t.floor == 0);
   CHECK(t.verdict == Change::slower);
   // And it survives results.json.
@@ -91,24 +102,35 @@ TEST_CASE("a calibration that saw no noise between processes is known, not missi
   CHECK(analysis::calibrated(*again.host).known());
 }
 
-TEST_CASE("rounds tell the noise between processes: a change beyond the noise floor is slower") {
-  // Three processes a side 1% apart: sigma of log(median) 1%, 4 degrees of freedom.
-  const auto t = judged(figure(100, 20, 3), figure(120, 20, 3), 0.03);
+TEST_CASE("the noise is the larger of the rounds' spread over their number and the noise between runs") {
+  // Three processes a side 1% apart (sigma of log(median) 1%, 4 degrees of freedom) and runs that
+  // move 0.2% in the history: a run's figure moves 1% / sqrt(3) as far as the rounds tell.
+  const auto t = judged(figure(100, 20, 3), figure(120, 20, 3), 0.03, 1, runs_moving(0.002));
+  CHECK(t.processes.df == 4);
+  CHECK(t.processes.sigma == doctest::Approx(0.01).epsilon(0.01));
   CHECK(t.noise.df == 4);
-  CHECK(t.noise.sigma == doctest::Approx(0.01).epsilon(0.01));
-  CHECK(t.noise_sources == "rounds");
-  CHECK(t.floor == doctest::Approx(std::expm1(util::student_t_quantile(0.975, 4) * t.noise.sigma * std::sqrt(2.0 / 3))));
+  CHECK(t.noise.sigma == doctest::Approx(t.processes.sigma / std::sqrt(3.0)));
+  CHECK(t.noise_sources == "between processes: rounds");
+  CHECK(t.floor == doctest::Approx(std::expm1(util::student_t_quantile(0.975, 4) * t.processes.sigma * std::sqrt(2.0 / 3))));
   CHECK(t.verdict == Change::slower);
   // A change within the floor is not, however significant its samples.
-  const auto small = judged(figure(100, 20, 3, 0.03), figure(104, 20, 3, 0.03), 0.03);
+  const auto small = judged(figure(100, 20, 3, 0.03), figure(104, 20, 3, 0.03), 0.03, 1, runs_moving(0.002));
   CHECK(small.verdict == Change::inconclusive);
   CHECK(small.reason.starts_with("the change is within the noise floor"));
+  // Rounds that agree to 0.1% in runs that move 20% between them (a machine slower for whole
+  // runs, as the 2-core CI machine is): the noise between runs decides.
+  const auto machine = judged(figure(100, 20, 3, 0.001), figure(130, 20, 3, 0.001), 0.03, 1, runs_moving(0.2));
+  CHECK(machine.noise.sigma == 0.2);
+  CHECK(machine.noise_sources == "between runs: history");
+  CHECK(machine.verdict == Change::inconclusive);
+  CHECK(machine.reason.starts_with("the change is within the noise floor"));
 }
 
 TEST_CASE("the noise floor takes Student's t with the estimate's degrees of freedom (SciPy: t.ppf(1 - 0.05/40, 4) = 6.7583)") {
-  CHECK(history::noise_floor({0.01, 4}, 1, 1, 20, 0.05) == doctest::Approx(0.10029258230703712).epsilon(1e-8));
-  CHECK(history::noise_floor({0.01, 4}, 3, 3, 1, 0.05) == doctest::Approx(0.022928487010339248).epsilon(1e-8));
-  CHECK(std::isinf(history::noise_floor({}, 1, 1, 20, 0.05)));
+  // exp(t sigma sqrt(2)) - 1 for the difference of two runs' figures.
+  CHECK(history::noise_floor({0.01, 4}, 20, 0.05) == doctest::Approx(0.10029258230703712).epsilon(1e-8));
+  CHECK(history::noise_floor({0.01 / std::sqrt(3.0), 4}, 1, 0.05) == doctest::Approx(0.022928487010339248).epsilon(1e-8));
+  CHECK(std::isinf(history::noise_floor({}, 20, 0.05)));
 }
 
 TEST_CASE("sources of the noise pool: sum of squares over sum of degrees of freedom") {
@@ -118,9 +140,10 @@ TEST_CASE("sources of the noise pool: sum of squares over sum of degrees of free
   auto calibrated = figure(100, 20);
   calibrated.run_to_run = 0.01;
   calibrated.run_to_run_df = 4;
-  const auto t = judged(figure(100, 20, 3), calibrated, 0.03, 1, {0.01, 6});
-  CHECK(t.noise.df == 2 + 6 + 4);  // the base's rounds, the history, the calibration
-  CHECK(t.noise_sources == "rounds, history, calibration");
+  const auto t = judged(figure(100, 20, 3), calibrated, 0.03, 1, {{0.01, 6}, {0.01, 6}});
+  CHECK(t.processes.df == 2 + 6);  // the base's rounds, the history's
+  CHECK(t.noise.df == 6 + 4);      // between runs: the history's, the calibration's
+  CHECK(t.noise_sources == "between runs: history, calibration");
 }
 
 TEST_CASE("quantised samples: a zero-width median interval is widened to the timer's step, and all-equal samples bound nothing") {
@@ -130,21 +153,21 @@ TEST_CASE("quantised samples: a zero-width median interval is widened to the tim
     candidate.samples.push_back(i % 10 == 0 ? 1001 : 1000);
   }
   base.median = candidate.median = 1000;
-  const auto t = judged(base, candidate, 0.03);
+  const auto t = judged(base, candidate, 0.03, 1, runs_moving(0));
   CHECK(t.interval.low < 0);
   CHECK(t.interval.high > 0);
   CHECK(t.verdict == Change::same);  // within ±3% even widened by half a step
-  const auto tight = judged(base, candidate, 0.0001);
+  const auto tight = judged(base, candidate, 0.0001, 1, runs_moving(0));
   CHECK(tight.verdict == Change::inconclusive);  // ±0.01% is inside the timer's step: not the same
   std::fill(base.samples.begin(), base.samples.end(), 1000.0);
   std::fill(candidate.samples.begin(), candidate.samples.end(), 1000.0);
-  const auto equal = judged(base, candidate, 0.03);
+  const auto equal = judged(base, candidate, 0.03, 1, runs_moving(0));
   CHECK(equal.verdict == Change::inconclusive);
   CHECK(equal.reason == "all 30 samples equal 1 µs: the timer's resolution, and so where the median lies, is unknown");
 }
 
 TEST_CASE("an adjusted p-value exactly at alpha is significant, as statsmodels rejects it") {
-  std::vector<history::TimingComparison> tests(2, history::test_timing("e", "gpu_time", figure(100, 20, 3), figure(150, 20, 3)));
+  std::vector<history::TimingComparison> tests(2, history::test_timing("e", "gpu_time", figure(100, 20, 3), figure(150, 20, 3), runs_moving(0.01)));
   tests[0].p = 0.025;  // Holm: 2 * 0.025 = 0.05
   tests[1].p = 0.05;   // 1 * 0.05 = 0.05
   history::decide(tests, {{"gpu_time", 0.03}}, 0.05);
@@ -159,33 +182,42 @@ TEST_CASE("a non-finite sample is refused, not compared") {
   CHECK_THROWS_AS(history::test_timing("e", "gpu_time", figure(100, 20), bad), std::invalid_argument);
 }
 
-TEST_CASE("the history's noise is pooled within the stretches that steps separate") {
-  // Four runs of three rounds each at 100, then four at 150: the step between is found from the
-  // runs' own rounds, and each stretch's spread (1% between processes) is pooled, the step left out.
+TEST_CASE("the history's noise between runs comes from consecutive runs, which a step moves once") {
+  // Four runs of three rounds each at 100, then four at 150.
   std::vector<outcome::Stats> runs;
   for (int i = 0; i < 4; ++i) runs.push_back(figure(100, 20, 3));
   for (int i = 0; i < 4; ++i) runs.push_back(figure(150, 20, 3));
-  const auto noise = history::history_noise(runs, "gpu_time", 0.03, 0.05);
-  CHECK(noise.df == 2 * (12 - 1));
-  CHECK(noise.sigma == doctest::Approx(0.008528).epsilon(0.001));  // 99, 100 and 101 four times each
-  // Without rounds no step can be found, and the spread over the stretch includes the step: larger, never smaller.
-  std::vector<outcome::Stats> single;
-  for (int i = 0; i < 4; ++i) single.push_back(figure(100, 20));
-  for (int i = 0; i < 4; ++i) single.push_back(figure(150, 20));
-  CHECK(history::history_noise(single, "gpu_time", 0.03, 0.05).sigma > 0.1);
+  const auto noise = history::history_noise(runs);
+  // Between processes: each run's 99, 100 and 101, pooled over the eight runs.
+  CHECK(noise.processes.df == 8 * 2);
+  CHECK(noise.processes.sigma == doctest::Approx(0.01).epsilon(0.01));
+  // Between runs: one difference of log(1.5) in seven, half their mean square; 2 * 7^2 / 20 df.
+  CHECK(noise.runs.sigma == doctest::Approx(std::log(1.5) / std::sqrt(14.0)));
+  CHECK(noise.runs.df == doctest::Approx(4.9));
+  // The spread of the eight figures about their mean would count the step in every run: twice as large.
+  std::vector<double> figures;
+  for (const auto& r : runs) figures.push_back(std::exp(analysis::log_figure(r)));
+  CHECK(analysis::log_spread(figures).sigma > 1.9 * noise.runs.sigma);
+  // One run tells nothing between runs; runs of one round nothing between processes.
+  CHECK(!history::history_noise({figure(100, 20, 3)}).runs.known());
+  CHECK(!history::history_noise({figure(100, 20), figure(100, 20)}).processes.known());
+  CHECK(history::history_noise({figure(100, 20), figure(100, 20)}).runs.sigma == 0);
 }
 
 TEST_CASE("a point whose rounds happen to agree is held to its metric's noise pooled over every point") {
   // Three rounds a side. The first point's rounds agree to 0.1% while its median moves by 30%; the
   // others' rounds scatter by 20% from one process to the next: alone the first would be slower,
   // beside them it is not.
-  std::vector<history::TimingComparison> tests{history::test_timing("quiet", "host_time", figure(100, 50, 3, 0.001), figure(130, 50, 3, 0.001))};
-  for (const char* name : {"a", "b", "c", "d"}) tests.push_back(history::test_timing(name, "host_time", figure(100, 50, 3, 0.2), figure(100, 50, 3, 0.2)));
+  const auto quiet_runs = runs_moving(0.001);
+  std::vector<history::TimingComparison> tests{
+      history::test_timing("quiet", "host_time", figure(100, 50, 3, 0.001), figure(130, 50, 3, 0.001), quiet_runs)};
+  for (const char* name : {"a", "b", "c", "d"})
+    tests.push_back(history::test_timing(name, "host_time", figure(100, 50, 3, 0.2), figure(100, 50, 3, 0.2), quiet_runs));
   auto alone = std::vector<history::TimingComparison>{tests.front()};
   history::decide(alone, {{"host_time", 0.1}}, 0.05);
   CHECK(alone.front().verdict == Change::slower);
   history::decide(tests, {{"host_time", 0.1}}, 0.05);
   CHECK(tests.front().verdict == Change::inconclusive);
-  CHECK(tests.front().noise_sources == "every point's rounds, pooled");
+  CHECK(tests.front().noise_sources == "every point's noise, pooled");
   CHECK(tests.front().reason.starts_with("the change is within the noise floor"));
 }
