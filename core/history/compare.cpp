@@ -247,7 +247,8 @@ void decide(std::vector<TimingComparison>& tests, const std::map<std::string, do
       t.verdict = Change::inconclusive;
       if (!bounded) continue;  // the reason test_timing gave: too few samples, or all equal
       if (!t.noise.known())
-        t.reason = "noise between runs unknown: fewer than two other runs of it on this machine in the history, and no calibration";
+        t.reason = "noise between runs unknown: fewer than two other runs of it on this machine in the history, and no calibration "
+                   "(expr calibrate measures it)";
       else if (significant && std::fabs(t.change) > t.threshold)
         t.reason = fmt::format("the change is within the noise floor {} (sigma {}, {} df, {})", util::format_percent(t.floor),
                                util::format_percent(t.noise.sigma), util::format_number(t.noise.df), t.noise_sources);
@@ -387,11 +388,24 @@ report::Table timing_table(const Comparison& c) {
   return t;
 }
 
-// Why each inconclusive timing is, one line each.
+// Why the inconclusive timings are, one line a reason with the timings it holds for (the first
+// three named): a sweep's first nights would otherwise repeat "noise between runs unknown" for
+// every point.
 std::vector<std::string> inconclusive_reasons(const Comparison& c) {
+  std::vector<std::pair<std::string, std::vector<std::string>>> reasons;  // in the order they first appear
+  for (const auto& x : c.timings) {
+    if (x.verdict != Change::inconclusive) continue;
+    auto it = std::find_if(reasons.begin(), reasons.end(), [&](const auto& r) { return r.first == x.reason; });
+    if (it == reasons.end()) it = reasons.insert(reasons.end(), {x.reason, {}});
+    it->second.push_back(x.experiment + " " + x.metric);
+  }
   std::vector<std::string> out;
-  for (const auto& x : c.timings)
-    if (x.verdict == Change::inconclusive) out.push_back(fmt::format("{} {}: inconclusive: {}", x.experiment, x.metric, x.reason));
+  for (const auto& [reason, timings] : reasons) {
+    constexpr std::size_t named = 3;
+    std::vector<std::string> first(timings.begin(), timings.begin() + static_cast<std::ptrdiff_t>(std::min(named, timings.size())));
+    const auto more = timings.size() > named ? fmt::format(" and {} more", timings.size() - named) : std::string();
+    out.push_back(fmt::format("{}{}: inconclusive: {}", fmt::join(first, ", "), more, reason));
+  }
   return out;
 }
 

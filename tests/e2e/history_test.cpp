@@ -136,7 +136,7 @@ TEST_CASE("timing rounds measure the noise between processes, the history the no
   o = e2e::expr(dir, "compare base slow");
   CHECK(o.exit_code == 0);
   CHECK(has(row(o.out, "host_time"), "inconclusive"));
-  CHECK(has(o.out, "w host_time: inconclusive: noise between runs unknown: fewer than two other runs of it on this machine in the history, and no calibration"));
+  CHECK(has(o.out, "w host_time: inconclusive: noise between runs unknown: fewer than two other runs of it on this machine in the history, and no calibration (expr calibrate measures it)"));
   CHECK(has(o.out, "1 of 1 timing could not detect a change of their threshold's size"));
 }
 

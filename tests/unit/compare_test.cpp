@@ -65,7 +65,7 @@ TEST_CASE("too few samples for the U test to reach its level under Holm: inconcl
 }
 
 TEST_CASE("with the noise between runs unknown nothing is slower or the same, whatever the rounds say, and the reason says what is missing") {
-  const auto unknown = "noise between runs unknown: fewer than two other runs of it on this machine in the history, and no calibration";
+  const auto unknown = "noise between runs unknown: fewer than two other runs of it on this machine in the history, and no calibration (expr calibrate measures it)";
   const auto t = judged(figure(100, 50), figure(120, 50), 0.03);
   CHECK(t.p_adjusted < 1e-6);
   CHECK(t.verdict == Change::inconclusive);
@@ -220,4 +220,14 @@ TEST_CASE("a point whose rounds happen to agree is held to its metric's noise po
   CHECK(tests.front().verdict == Change::inconclusive);
   CHECK(tests.front().noise_sources == "every point's noise, pooled");
   CHECK(tests.front().reason.starts_with("the change is within the noise floor"));
+}
+
+TEST_CASE("timings inconclusive for one reason are reported on one line, the first three named") {
+  history::Comparison c;
+  for (const char* name : {"a", "b", "c", "d", "e"}) c.timings.push_back(history::test_timing(name, "gpu_time", figure(100, 20, 3), figure(120, 20, 3)));
+  history::decide(c.timings, {{"gpu_time", 0.03}}, 0.05);
+  const auto text = history::terminal_text(c, false);
+  CHECK(text.find("a gpu_time, b gpu_time, c gpu_time and 2 more: inconclusive: noise between runs unknown") != std::string::npos);
+  CHECK(text.find("d gpu_time: inconclusive") == std::string::npos);
+  CHECK(history::markdown(c).find("- a gpu_time, b gpu_time, c gpu_time and 2 more: inconclusive: noise between runs unknown") != std::string::npos);
 }
