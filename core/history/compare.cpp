@@ -127,6 +127,29 @@ analysis::Noise process_difference(const TimingComparison& t) {
   return {t.processes.sigma * std::sqrt(1.0 / static_cast<double>(t.base_rounds) + 1.0 / static_cast<double>(t.candidate_rounds)), t.processes.df};
 }
 
+// How far a run's figure moves as the processes alone tell it: processes.sigma sqrt((1/Rb + 1/Rc) / 2).
+analysis::Noise from_processes(const TimingComparison& t) {
+  const auto difference = process_difference(t);
+  return {difference.sigma / std::sqrt(2.0), difference.df};
+}
+
+// Sets the comparison's noise from the two estimates of how far a run's figure moves: the one whose
+// bound at Student's quantile q reaches further, since the floor must hold under each (a run
+// estimate of few degrees of freedom is a wide bound even when its sigma is small); unknown
+// without the estimate between runs.
+void choose_noise(TimingComparison& t, const analysis::Noise& processes, const std::string& process_sources, const analysis::Noise& runs,
+                  const std::string& run_sources, double q) {
+  if (!runs.known()) {
+    t.noise = {};
+    t.noise_sources.clear();
+    return;
+  }
+  const auto reach = [q](const analysis::Noise& n) { return util::student_t_quantile(q, n.df) * n.sigma; };
+  const bool processes_further = processes.known() && reach(processes) > reach(runs);
+  t.noise = processes_further ? processes : runs;
+  t.noise_sources = processes_further ? "between processes: " + process_sources : "between runs: " + run_sources;
+}
+
 // The interval of log(candidate median / base median) at analysis::timing_confidence: each median's
 // interval from its samples, combined in log space with the t interval of the difference of the two
 // figures where their noise is known (between processes only, where the noise between runs is not).
@@ -177,19 +200,13 @@ TimingComparison test_timing(const std::string& experiment, const std::string& m
   // Between the processes of a run: both runs' rounds and the history's.
   const auto rounds = analysis::pool({analysis::between_processes(base), analysis::between_processes(candidate)});
   t.processes = analysis::pool({rounds, history.processes});
+  t.process_sources = known_sources({{"rounds", rounds}, {"history", history.processes}});
   // Between runs: the history's and the calibration's (both runs carry the same calibration when
   // made after it; the newer run's is the newer one).
   const auto calibration = analysis::calibrated(candidate).known() ? analysis::calibrated(candidate) : analysis::calibrated(base);
-  const auto runs = analysis::pool({history.runs, calibration});
-  if (runs.known()) {
-    // A run's figure moves at least as far as its processes' spread over its rounds gives.
-    const auto difference = process_difference(t);
-    const analysis::Noise from_processes{difference.sigma / std::sqrt(2.0), difference.df};
-    const bool processes_larger = from_processes.known() && from_processes.sigma > runs.sigma;
-    t.noise = processes_larger ? from_processes : runs;
-    t.noise_sources = processes_larger ? "between processes: " + known_sources({{"rounds", rounds}, {"history", history.processes}})
-                                       : "between runs: " + known_sources({{"history", history.runs}, {"calibration", calibration}});
-  }
+  t.runs = analysis::pool({history.runs, calibration});
+  t.run_sources = known_sources({{"history", history.runs}, {"calibration", calibration}});
+  choose_noise(t, from_processes(t), t.process_sources, t.runs, t.run_sources, 1 - (1 - analysis::timing_confidence) / 2);
 
   const auto log_interval = log_ratio_interval(base, candidate, t, t.reason);
   t.interval = {std::expm1(log_interval.low), std::expm1(log_interval.high)};
@@ -214,15 +231,21 @@ void decide(std::vector<TimingComparison>& tests, const std::map<std::string, do
   // times move between a few states, and three rounds can all land in one (on the H200 sdpa_cudnn's
   // host_time read 15, 15 and 15 µs in one run and 25, 28 and 22 in the next). So no point is taken
   // as quieter than its metric's noise pooled over every point of the comparison.
-  std::map<std::string, std::vector<analysis::Noise>> estimates;
-  for (const auto& t : tests)
-    if (t.noise.known()) estimates[t.metric].push_back(t.noise);
+  std::map<std::string, std::vector<analysis::Noise>> process_estimates, run_estimates;
+  for (const auto& t : tests) {
+    if (const auto p = from_processes(t); p.known()) process_estimates[t.metric].push_back(p);
+    if (t.runs.known()) run_estimates[t.metric].push_back(t.runs);
+  }
+  const auto at_least_pooled = [](analysis::Noise own, std::string sources, const std::vector<analysis::Noise>& all) {
+    if (const auto pooled = analysis::pool(all); own.known() && pooled.sigma > own.sigma) return std::pair{pooled, std::string("every point's, pooled")};
+    return std::pair{own, sources};
+  };
+  const double quantile = 1 - alpha / (2 * static_cast<double>(std::max<std::size_t>(1, tests.size())));
   for (std::size_t i = 0; i < tests.size(); ++i) {
     auto& t = tests[i];
-    if (const auto pooled = analysis::pool(estimates[t.metric]); t.noise.known() && pooled.sigma > t.noise.sigma) {
-      t.noise = pooled;
-      t.noise_sources = "every point's noise, pooled";
-    }
+    const auto [processes, process_sources] = at_least_pooled(from_processes(t), t.process_sources, process_estimates[t.metric]);
+    const auto [runs, run_sources] = at_least_pooled(t.runs, t.run_sources, run_estimates[t.metric]);
+    choose_noise(t, processes, process_sources, runs, run_sources, quantile);
     t.p_adjusted = adjusted[i];
     t.threshold = thresholds.count(t.metric) ? thresholds.at(t.metric) : 0.0;
     t.floor = noise_floor(t.noise, tests.size(), alpha);

@@ -76,10 +76,16 @@ struct TimingComparison {
   // Sigma of log(median) between the worker processes of one run: both runs' rounds and the
   // history's, pooled.
   analysis::Noise processes;
-  // Sigma of log(figure) between runs of an unchanged build, for runs of these rounds: the larger
-  // of what the processes give (processes.sigma sqrt((1/Rb + 1/Rc) / 2)) and the run-to-run noise
-  // of the history and the calibration; unknown without one of those, since a run's rounds cannot
-  // see a machine that is slower for the whole run.
+  std::string process_sources;  // "rounds, history": where `processes` comes from
+  // Sigma of log(figure) between runs of an unchanged build: the history's and the calibration's
+  // estimates, pooled; unknown without either.
+  analysis::Noise runs;
+  std::string run_sources;  // "history, calibration": where `runs` comes from
+  // Sigma of log(figure) between runs for runs of these rounds, as the noise floor takes it: of
+  // `runs` and what the processes give (processes.sigma sqrt((1/Rb + 1/Rc) / 2)), the one whose
+  // bound reaches further; unknown where `runs` is, since a run's rounds cannot see a machine that
+  // is slower for the whole run. Each is raised to its metric's estimate pooled over every point
+  // of the comparison where that is larger (decide).
   analysis::Noise noise;
   std::string noise_sources;  // "between runs: history, calibration", "between processes: rounds": what `noise` is; empty when unknown
   double floor = 0;           // the noise floor: the largest change the noise alone produces at the family-wise alpha; inf when unknown

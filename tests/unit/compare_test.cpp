@@ -218,7 +218,7 @@ TEST_CASE("a point whose rounds happen to agree is held to its metric's noise po
   CHECK(alone.front().verdict == Change::slower);
   history::decide(tests, {{"host_time", 0.1}}, 0.05);
   CHECK(tests.front().verdict == Change::inconclusive);
-  CHECK(tests.front().noise_sources == "every point's noise, pooled");
+  CHECK(tests.front().noise_sources == "between processes: every point's, pooled");
   CHECK(tests.front().reason.starts_with("the change is within the noise floor"));
 }
 
