@@ -446,7 +446,7 @@ std::string method(const Comparison& c) {
                      "(family-wise alpha {}); a change counts when significant and beyond its threshold ({}) and its noise floor, "
                      "exp(t(1 - alpha/2m, df) sigma sqrt(2)) - 1, sigma the noise of log(figure) between runs (a figure: the "
                      "geometric mean of a run's round medians): the history's other runs and the calibration, or the rounds' "
-                     "spread between processes where that is larger; unknown noise never counts. Detectable: the smallest change "
+                     "spread between processes where its bound reaches further; unknown noise never counts. Detectable: the smallest change "
                      "each comparison could call slower or faster. Structural changes {} the gate.",
                      c.timings.size(), c.timings.size() == 1 ? "" : "s", util::format_percent(c.alpha), thresholds,
                      c.structure_gated ? "fail" : "do not fail");
