@@ -120,17 +120,13 @@ std::optional<util::Interval> sample_interval(const outcome::Stats& s, std::stri
   return util::Interval{i.low - step / 2, i.high + step / 2};
 }
 
-// The standard deviation of log(candidate figure) - log(base figure) that the process noise alone
-// gives, each figure the mean of its Rb or Rc rounds; unknown when it is.
-analysis::Noise process_difference(const TimingComparison& t) {
-  if (!t.processes.known()) return {};
-  return {t.processes.sigma * std::sqrt(1.0 / static_cast<double>(t.base_rounds) + 1.0 / static_cast<double>(t.candidate_rounds)), t.processes.df};
-}
-
-// How far a run's figure moves as the processes alone tell it: processes.sigma sqrt((1/Rb + 1/Rc) / 2).
+// How far a run's figure moves as the processes alone tell it, each figure the mean of its Rb or Rc
+// rounds: processes.sigma sqrt((1/Rb + 1/Rc) / 2), so that their difference moves sqrt(2) times
+// that; unknown where the processes' noise is.
 analysis::Noise from_processes(const TimingComparison& t) {
-  const auto difference = process_difference(t);
-  return {difference.sigma / std::sqrt(2.0), difference.df};
+  if (!t.processes.known()) return {};
+  const double rounds = 1.0 / static_cast<double>(t.base_rounds) + 1.0 / static_cast<double>(t.candidate_rounds);
+  return {t.processes.sigma * std::sqrt(rounds / 2), t.processes.df};
 }
 
 // Sets the comparison's noise from the two estimates of how far a run's figure moves: the one whose
@@ -158,9 +154,9 @@ util::Interval log_ratio_interval(const outcome::Stats& b, const outcome::Stats&
   const auto bi = sample_interval(b, reason);
   const auto ci = bi ? sample_interval(c, reason) : std::nullopt;
   if (!bi || !ci || bi->low <= 0 || ci->low <= 0) return {-INFINITY, INFINITY};
-  const auto difference = t.noise.known() ? analysis::Noise{t.noise.sigma * std::sqrt(2.0), t.noise.df} : process_difference(t);
+  const auto figure = t.noise.known() ? t.noise : from_processes(t);
   const double between =
-      difference.known() ? util::student_t_quantile(1 - (1 - analysis::timing_confidence) / 2, difference.df) * difference.sigma : 0.0;
+      figure.known() ? util::student_t_quantile(1 - (1 - analysis::timing_confidence) / 2, figure.df) * figure.sigma * std::sqrt(2.0) : 0.0;
   const double center = std::log(c.median / b.median);
   return {center - std::hypot(std::log(c.median / ci->low), std::log(bi->high / b.median), between),
           center + std::hypot(std::log(ci->high / c.median), std::log(b.median / bi->low), between)};
