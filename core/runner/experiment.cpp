@@ -298,6 +298,7 @@ class Session {
   // gpu_time and loop_time (runner/device_timing.hpp), from the host time just taken: a held
   // batch must be enqueued well within the hold's timeout.
   void time_device() {
+    progress("timing device", "");  // a later round's parent starts the next worker here (runner/series_runner.cpp)
     CudaClock device;
     auto times = runner::time_device(device, [&] { plugin_->run(ctx_); }, plan_.iterations.round_share(), m_.host ? m_.host->median : 0,
                                      [&](const Sampler& gpu, const Sampler& loop) {
