@@ -56,16 +56,18 @@ Noise pool(const std::vector<Noise>& estimates) {
   return df > 0 ? Noise{std::sqrt(squares / df), df} : Noise{};
 }
 
-Noise larger(const Noise& a, const Noise& b) {
+double reach(const Noise& noise, double q) { return util::student_t_quantile(q, noise.df) * noise.sigma; }
+
+Noise further_reaching(const Noise& a, const Noise& b, double q) {
   if (!a.known()) return b;
   if (!b.known()) return a;
-  return a.sigma >= b.sigma ? a : b;
+  return reach(a, q) >= reach(b, q) ? a : b;
 }
 
 Noise figure_noise(const outcome::Stats& stats) {
   auto rounds = between_processes(stats);
   rounds.sigma /= std::sqrt(static_cast<double>(round_medians(stats).size()));
-  return larger(rounds, calibrated(stats));
+  return further_reaching(rounds, calibrated(stats), two_sided_quantile);
 }
 
 std::optional<util::Interval> median_interval(const outcome::Stats& stats) {
@@ -75,7 +77,7 @@ std::optional<util::Interval> median_interval(const outcome::Stats& stats) {
   if (!noise.known() || within.low <= 0) return within;
   // The samples' interval is around their pooled median, which need not be the median of rounds:
   // only how far it reaches beyond the figure counts.
-  const double between = util::student_t_quantile(1 - (1 - timing_confidence) / 2, noise.df) * noise.sigma;
+  const double between = util::student_t_quantile(two_sided_quantile, noise.df) * noise.sigma;
   const double below = std::max(0.0, std::log(stats.median / within.low)), above = std::max(0.0, std::log(within.high / stats.median));
   return util::Interval{stats.median * std::exp(-std::hypot(below, between)), stats.median * std::exp(std::hypot(above, between))};
 }

@@ -53,13 +53,18 @@ Noise between_runs(const std::vector<outcome::Stats>& runs);
 Noise calibrated(const outcome::Stats& stats);
 // Estimates of one sigma pooled: the sum of sigma^2 df over the sum of df.
 Noise pool(const std::vector<Noise>& estimates);
-// The larger of two estimates of one spread, with its own degrees of freedom; the known one where
-// only one is.
-Noise larger(const Noise& a, const Noise& b);
+// How far a bound at Student's quantile q reaches: t(q, df) sigma.
+double reach(const Noise& noise, double q);
+// Of two estimates of one spread, the one whose bound at quantile q reaches further, since a bound
+// must hold under each (an estimate of few degrees of freedom is a wide bound even when its sigma
+// is small); the known one where only one is.
+Noise further_reaching(const Noise& a, const Noise& b, double q);
+// The quantile of a two-sided interval at timing_confidence.
+inline constexpr double two_sided_quantile = 1 - (1 - timing_confidence) / 2;
 
 // How far this run's figure is from where another run of it would put it, as far as the run knows:
 // its rounds' spread over the square root of their number, or the calibration's run-to-run noise
-// where that is larger. Within one run only its rounds speak, which is right for guesses that
+// where its bound at timing_confidence reaches further (further_reaching). Within one run only its rounds speak, which is right for guesses that
 // compare two experiments of the run (one machine state for both).
 Noise figure_noise(const outcome::Stats& stats);
 

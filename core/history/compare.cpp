@@ -130,9 +130,8 @@ analysis::Noise from_processes(const TimingComparison& t) {
 }
 
 // Sets the comparison's noise from the two estimates of how far a run's figure moves: the one whose
-// bound at Student's quantile q reaches further, since the floor must hold under each (a run
-// estimate of few degrees of freedom is a wide bound even when its sigma is small); unknown
-// without the estimate between runs.
+// bound at Student's quantile q reaches further (analysis::further_reaching); unknown without the
+// estimate between runs.
 void choose_noise(TimingComparison& t, const analysis::Noise& processes, const std::string& process_sources, const analysis::Noise& runs,
                   const std::string& run_sources, double q) {
   if (!runs.known()) {
@@ -140,26 +139,30 @@ void choose_noise(TimingComparison& t, const analysis::Noise& processes, const s
     t.noise_sources.clear();
     return;
   }
-  const auto reach = [q](const analysis::Noise& n) { return util::student_t_quantile(q, n.df) * n.sigma; };
-  const bool processes_further = processes.known() && reach(processes) > reach(runs);
+  const bool processes_further = processes.known() && analysis::reach(processes, q) > analysis::reach(runs, q);
   t.noise = processes_further ? processes : runs;
   t.noise_sources = processes_further ? "between processes: " + process_sources : "between runs: " + run_sources;
 }
 
-// The interval of log(candidate median / base median) at analysis::timing_confidence: each median's
-// interval from its samples, combined in log space with the t interval of the difference of the two
-// figures where their noise is known (between processes only, where the noise between runs is not).
-// Unbounded where the samples cannot bound it.
-util::Interval log_ratio_interval(const outcome::Stats& b, const outcome::Stats& c, const TimingComparison& t, std::string& reason) {
-  const auto bi = sample_interval(b, reason);
-  const auto ci = bi ? sample_interval(c, reason) : std::nullopt;
-  if (!bi || !ci || bi->low <= 0 || ci->low <= 0) return {-INFINITY, INFINITY};
+// How far below and above log(candidate median / base median) each median's interval from its
+// samples puts it, combined; the reason where the samples cannot bound it.
+void set_sample_reach(const outcome::Stats& b, const outcome::Stats& c, TimingComparison& t) {
+  const auto bi = sample_interval(b, t.reason);
+  const auto ci = bi ? sample_interval(c, t.reason) : std::nullopt;
+  if (!bi || !ci || bi->low <= 0 || ci->low <= 0) return;
+  t.samples_below = std::hypot(std::log(c.median / ci->low), std::log(bi->high / b.median));
+  t.samples_above = std::hypot(std::log(ci->high / c.median), std::log(b.median / bi->low));
+}
+
+// The interval of the change at analysis::timing_confidence: the samples' reach combined in log
+// space with the t interval of the difference of the two figures where their noise is known
+// (between processes only, where the noise between runs is not). Set again once decide has chosen
+// the noise, so that the interval a "same" rests on is the one the floor's noise gives.
+void set_interval(TimingComparison& t) {
   const auto figure = t.noise.known() ? t.noise : from_processes(t);
-  const double between =
-      figure.known() ? util::student_t_quantile(1 - (1 - analysis::timing_confidence) / 2, figure.df) * figure.sigma * std::sqrt(2.0) : 0.0;
-  const double center = std::log(c.median / b.median);
-  return {center - std::hypot(std::log(c.median / ci->low), std::log(bi->high / b.median), between),
-          center + std::hypot(std::log(ci->high / c.median), std::log(b.median / bi->low), between)};
+  const double between = figure.known() ? util::student_t_quantile(analysis::two_sided_quantile, figure.df) * figure.sigma * std::sqrt(2.0) : 0.0;
+  const double center = std::log(t.candidate_median / t.base_median);
+  t.interval = {std::expm1(center - std::hypot(t.samples_below, between)), std::expm1(center + std::hypot(t.samples_above, between))};
 }
 
 // "rounds, history": the sources with an estimate.
@@ -202,10 +205,9 @@ TimingComparison test_timing(const std::string& experiment, const std::string& m
   const auto calibration = analysis::calibrated(candidate).known() ? analysis::calibrated(candidate) : analysis::calibrated(base);
   t.runs = analysis::pool({history.runs, calibration});
   t.run_sources = known_sources({{"history", history.runs}, {"calibration", calibration}});
-  choose_noise(t, from_processes(t), t.process_sources, t.runs, t.run_sources, 1 - (1 - analysis::timing_confidence) / 2);
-
-  const auto log_interval = log_ratio_interval(base, candidate, t, t.reason);
-  t.interval = {std::expm1(log_interval.low), std::expm1(log_interval.high)};
+  choose_noise(t, from_processes(t), t.process_sources, t.runs, t.run_sources, analysis::two_sided_quantile);
+  set_sample_reach(base, candidate, t);
+  set_interval(t);
   return t;
 }
 
@@ -242,6 +244,7 @@ void decide(std::vector<TimingComparison>& tests, const std::map<std::string, do
     const auto [processes, process_sources] = at_least_pooled(from_processes(t), t.process_sources, process_estimates[t.metric]);
     const auto [runs, run_sources] = at_least_pooled(t.runs, t.run_sources, run_estimates[t.metric]);
     choose_noise(t, processes, process_sources, runs, run_sources, quantile);
+    set_interval(t);
     t.p_adjusted = adjusted[i];
     t.threshold = thresholds.count(t.metric) ? thresholds.at(t.metric) : 0.0;
     t.floor = noise_floor(t.noise, tests.size(), alpha);

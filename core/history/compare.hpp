@@ -28,6 +28,7 @@
 // experiment in common, are not compared at all: a gate over nothing would pass.
 #pragma once
 
+#include <cmath>
 #include <map>
 #include <optional>
 #include <stdexcept>
@@ -71,6 +72,10 @@ struct TimingComparison {
   // same as `change` with one round a side.
   double round_change = 0;
   util::Interval interval;    // of the change, at analysis::timing_confidence; unbounded where the data cannot bound it
+  // How far below and above log(candidate median / base median) the samples alone put it: both
+  // medians' intervals combined; infinite where the samples cannot bound it. The interval adds the
+  // noise between runs to these.
+  double samples_below = INFINITY, samples_above = INFINITY;
   double p = 1, p_adjusted = 1;
   double min_p = 1;           // the smallest p the U test can give at these sample sizes
   // Sigma of log(median) between the worker processes of one run: both runs' rounds and the

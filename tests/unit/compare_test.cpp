@@ -102,7 +102,7 @@ TEST_CASE("a calibration that saw no noise between processes is known, not missi
   CHECK(analysis::calibrated(*again.host).known());
 }
 
-TEST_CASE("the noise is the larger of the rounds' spread over their number and the noise between runs") {
+TEST_CASE("the noise is the further reaching of the rounds' spread over their number and the noise between runs") {
   // Three processes a side 1% apart (sigma of log(median) 1%, 4 degrees of freedom) and runs that
   // move 0.2% in the history: a run's figure moves 1% / sqrt(3) as far as the rounds tell.
   const auto t = judged(figure(100, 20, 3), figure(120, 20, 3), 0.03, 1, runs_moving(0.002));
@@ -220,6 +220,25 @@ TEST_CASE("a point whose rounds happen to agree is held to its metric's noise po
   CHECK(tests.front().verdict == Change::inconclusive);
   CHECK(tests.front().noise_sources == "between processes: every point's, pooled");
   CHECK(tests.front().reason.starts_with("the change is within the noise floor"));
+}
+
+TEST_CASE("a point held to its metric's pooled noise is the same only where the interval of that noise stays within the threshold") {
+  // The first point's rounds agree to 0.1% and its figure did not move; the others' rounds scatter
+  // by 5%. Alone its interval is narrow and it is the same; held to the pooled noise its interval
+  // is that noise's, wider than the 3% threshold, and it is not.
+  const auto quiet_runs = runs_moving(0.001);
+  std::vector<history::TimingComparison> tests{
+      history::test_timing("quiet", "gpu_time", figure(100, 50, 3, 0.001), figure(100, 50, 3, 0.001), quiet_runs)};
+  for (const char* name : {"a", "b", "c", "d"})
+    tests.push_back(history::test_timing(name, "gpu_time", figure(100, 50, 3, 0.05), figure(100, 50, 3, 0.05), quiet_runs));
+  auto alone = std::vector<history::TimingComparison>{tests.front()};
+  history::decide(alone, {{"gpu_time", 0.03}}, 0.05);
+  CHECK(alone.front().verdict == Change::same);
+  history::decide(tests, {{"gpu_time", 0.03}}, 0.05);
+  const auto& held = tests.front();
+  CHECK(held.noise_sources == "between processes: every point's, pooled");
+  CHECK(held.interval.high > 0.03);
+  CHECK(held.verdict != Change::same);
 }
 
 TEST_CASE("timings inconclusive for one reason are reported on one line, the first three named") {

@@ -314,6 +314,23 @@ TEST_CASE("a figure timed in rounds is known as well as its rounds agree, about 
   CHECK(decided.evidence.find("median of 3 rounds' medians (603 samples)") != std::string::npos);
 }
 
+TEST_CASE("a figure's noise is the estimate whose bound reaches further, not the one with the larger sigma") {
+  // Rounds 16, 17 and 18 µs (sigma of their logs 0.0589, 2 df, over sqrt(3): 0.034) beside a
+  // calibration of 0.05 from 20 runs (19 df): the calibration's sigma is larger, but its bound,
+  // t(0.975, 19) 0.05 = 0.105, reaches less far than the rounds', t(0.975, 2) 0.034 = 0.146.
+  outcome::Stats s;
+  s.rounds = {16'000, 17'000, 18'000};
+  s.median = 17'000;
+  s.run_to_run = 0.05;
+  s.run_to_run_df = 19;
+  const auto noise = analysis::figure_noise(s);
+  CHECK(noise.df == 2);
+  CHECK(noise.sigma == doctest::Approx(analysis::between_processes(s).sigma / std::sqrt(3.0)));
+  // A calibration of more runs' worth, 0.1 at 19 df, reaches further, and is taken.
+  s.run_to_run = 0.1;
+  CHECK(analysis::figure_noise(s).df == 19);
+}
+
 TEST_CASE("what a new plugin author writes wrong first gets advice that fits") {
   // A transposition is one edit, so a short name swapped about still finds its metric.
   CHECK(error_of("pos(\"x\") == 1").second.find("did you mean 'ops'?") != std::string::npos);
