@@ -105,7 +105,7 @@ struct RangeProfiler::Session {
 
   // The constructor's steps, in order.
   void initialize();
-  void configure(const std::string& chip, std::vector<std::uint8_t> availability, const std::vector<const char*>& names);
+  void configure(const std::string& chip, const std::vector<std::uint8_t>& availability, const std::vector<const char*>& names);
   std::uint32_t passes();
   void enable(CUcontext context, const std::vector<const char*>& names, std::size_t max_ranges, trace::CounterReplay replay);
 
@@ -142,7 +142,7 @@ std::string chip_name(int device) {
 }
 
 // Which counters this device and driver expose to this process.
-std::vector<std::uint8_t> counter_availability(CUcontext context) {
+std::vector<std::uint8_t> ask_counter_availability(CUcontext context) {
   std::vector<std::uint8_t> availability;
   auto p = params<CUpti_Profiler_GetCounterAvailability_Params>(CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE);
   p.ctx = context;
@@ -162,7 +162,7 @@ void RangeProfiler::Session::initialize() {
 }
 
 // The configuration image for `names` on this chip, made on the host.
-void RangeProfiler::Session::configure(const std::string& chip, std::vector<std::uint8_t> availability, const std::vector<const char*>& names) {
+void RangeProfiler::Session::configure(const std::string& chip, const std::vector<std::uint8_t>& availability, const std::vector<const char*>& names) {
   {
     auto p = params<CUpti_Profiler_Host_Initialize_Params>(CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE);
     p.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
@@ -244,8 +244,9 @@ void RangeProfiler::Session::enable(CUcontext context, const std::vector<const c
   call("cuptiRangeProfilerSetConfig", cuptiRangeProfilerSetConfig(&p));
 }
 
-RangeProfiler::RangeProfiler(int device, std::vector<std::string> metrics, std::size_t max_ranges, trace::CounterReplay replay)
-    : session_(std::make_unique<Session>()), metrics_(std::move(metrics)), replay_(replay) {
+RangeProfiler::RangeProfiler(int device, std::vector<std::string> metrics, std::size_t max_ranges, trace::CounterReplay replay,
+                             std::vector<std::uint8_t> availability)
+    : session_(std::make_unique<Session>()), metrics_(std::move(metrics)), availability_(std::move(availability)), replay_(replay) {
   auto& s = *session_;
   const auto names = pointers(metrics_);
   s.initialize();
@@ -253,7 +254,11 @@ RangeProfiler::RangeProfiler(int device, std::vector<std::string> metrics, std::
   const auto context = current_context();
   const auto chip = chip_name(device);
   note("counters: chip {}, metrics {}", chip, fmt::join(metrics_, ", "));
-  s.configure(chip, counter_availability(context), names);
+  if (availability_.empty())
+    availability_ = ask_counter_availability(context);
+  else
+    note("counters: counter availability as another process of the run found it ({} bytes)", availability_.size());
+  s.configure(chip, availability_, names);
   passes_ = s.passes();
   note("counters: {} replay passes, {} replay", passes_, trace::to_string(replay_));
   s.enable(context, names, max_ranges, replay_);
