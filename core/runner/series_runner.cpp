@@ -113,9 +113,9 @@ outcome::Measurement skipped(const series::ExperimentPlan& e, std::string reason
   return m;
 }
 
-// In a worker, before its timed phases: the parent answers "go" once the worker it started ahead
-// for the next job (SeriesRun::start_ahead) has made its CUDA context, if one is being made, so that
-// no context is made beside what the worker measures from here (a later round's gpu_time aside).
+// In a worker, before its host timing: the parent answers "go" once the worker it started ahead for
+// the next job (SeriesRun::start_ahead) has made its CUDA context, so that none is being made
+// while the worker's host time, trace or counters are taken.
 void wait_until_quiet(Channel& channel) {
   channel.send({{"type", "quiet"}});
   read_from_parent();
@@ -421,16 +421,13 @@ class SeriesRun {
   // Workers that run a job, not those waiting ahead of one.
   std::size_t busy() const { return pool_.running() - ahead_.size(); }
 
-  // The worker for the slot's next CUDA job is started ahead, and makes its CUDA context while the
-  // running one works. A measuring worker starts it at its verify, past the cold first call, and
-  // waits at its quiet point, before its warm-up, until the context is made (wait_until_quiet): its
-  // host and device times, trace and counters are taken with no context being made beside them.
-  // A later round has nothing untimed that long (its setup and first call take a few ms), so it
-  // starts the next worker as its device timing begins, and does not wait: the context's ~0.19 s
-  // then overlaps gpu_time, which a context being made in another process moves by about 0.1%
-  // (bench/context_overlap.cu, docs/timing.md), and no longer adds to every round. Its host time
-  // is taken before, with no context being made. A CPU worker has no context to make, and starts
-  // when its job comes.
+  // The worker for the slot's next CUDA job is started ahead, once the running one is past what it
+  // measures before its timed phases (the cold first call): it makes its CUDA context meanwhile,
+  // over the running worker's verify or untimed first call, its warm-up and its device timing, and
+  // the running worker waits at its quiet point, before its host timing, until that is done
+  // (wait_until_quiet). So a worker's host time, trace and counters are taken with no context
+  // being made beside them, and its gpu_time may be (about +0.1%, bench/context_overlap.cu). A CPU
+  // worker has no context to make, and starts when its job comes.
   void start_ahead(const Running& state, bool more_to_come) {
     if (ahead_.count(state.slot) || !more_to_come || devices_[state.index] != Device::cuda) return;
     const auto slot = state.slot;
@@ -484,9 +481,8 @@ class SeriesRun {
       if (type == "progress") {
         state.last_phase = message.value("phase", "");
         observer_.progress(state.plan->name, state.last_phase, message.value("detail", ""));
-        // The measuring worker past its cold first call, at its verify; a later round once its host
-        // time is taken, at its device timing (start_ahead says why there).
-        if ((kind == WorkerKind::measure && state.last_phase == "verify") || (kind == WorkerKind::timing_round && state.last_phase == "timing device"))
+        // Past the cold first call: the measuring worker's verify, a later round's untimed first call.
+        if ((kind == WorkerKind::measure && state.last_phase == "verify") || (kind == WorkerKind::timing_round && state.last_phase == "first call"))
           start_ahead(state, more_to_come);
       } else if (type == "quiet") {
         quiet(state);
