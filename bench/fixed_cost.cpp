@@ -165,10 +165,9 @@ std::string meaning(const std::string& step) {
       {"plugin setup", "plugin setup (framework init, inputs)"},
       {"first call", "first call"},
       {"verify", "verify"},
-      {"warm-up", "warm-up"},
-      {"timing device", "device timing"},
       {"quiet", "held until the worker started ahead has its context"},
-      {"timing host", "host timing"},
+      {"warm-up", "warm-up"},
+      {"timing", "timing (host and device)"},
       {"tracing", "tracing"},
       {"counters", "counters (hardware counters, where on)"},
       {"teardown", "teardown"},
@@ -257,8 +256,7 @@ int main(int argc, char** argv) {
     const auto spawned = at(t, "spawned"), first = at(t, "first call");
     if (spawned && first && e.at("status") == "ok") fixed.push_back(static_cast<double>(*first - *spawned));
     // The traced iterations end where the counters phase begins (runs recorded before it: teardown).
-    const auto timing = at(t, "timing device") ? at(t, "timing device") : at(t, "timing host");
-    const auto tracing = at(t, "tracing"), counters = at(t, "counters"), teardown = at(t, "teardown");
+    const auto timing = at(t, "timing"), tracing = at(t, "tracing"), counters = at(t, "counters"), teardown = at(t, "teardown");
     const auto traced_end = counters ? counters : teardown;
     if (timing && tracing && traced_end) timed_and_traced.push_back(static_cast<double>(*traced_end - *timing));
     if (e.contains("cold")) {

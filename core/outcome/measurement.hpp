@@ -101,11 +101,9 @@ enum class Status { ok, failed, crashed, timed_out, skipped, interrupted };
 // When a step of an experiment's worker began, in CLOCK_MONOTONIC nanoseconds (trace/clock.hpp),
 // one clock for the parent and its workers. The steps, in order: "spawned" (the parent, just
 // before fork), "worker" (the child running), then each phase as it starts ("setup", within it
-// "cuda context", "device queries" and "plugin setup"; "first call", "verify", "warm-up",
-// "timing device" on a CUDA device, "quiet" (held while the worker started ahead for the next job
-// makes its CUDA context), "timing host", "tracing", "counters" where counters are on,
-// "teardown"; runs recorded before 2026-12-07 have "quiet" before "warm-up" and one "timing"
-// step), "result" (the child about
+// "cuda context", "device queries" and "plugin setup"; "first call", "verify", "quiet" (held
+// while the worker started ahead for the next job makes its CUDA context), "warm-up",
+// "timing", "tracing", "counters" where counters are on, "teardown"), "result" (the child about
 // to send it) and "ended" (the parent, once the child's result is in and its pipe closed; runs
 // recorded before timing rounds have "reaped" there, once the child was gone). A failed experiment's timeline stops where it failed. It shows
 // where the time of a run goes: bench/fixed_cost.cpp reads it.

@@ -137,9 +137,13 @@ class Session {
         {"setup", [&] { prepare(); }},
         {"first call", [&] { first_call(); }},
         {"verify", [&] { verify(); }},
-    };
-    add_timing(phases);
-    phases.insert(phases.end(), {
+        {"quiet", [&] { quiet(); }},
+        {"warm-up", [&] { warm_up(); }},
+        {"timing",
+         [&] {
+           time_host();
+           if (cuda_) time_device();
+         }},
         {"tracing",
          [&] {
            if (plan_.iterations.traced == 0) return;
@@ -148,7 +152,7 @@ class Session {
            check_setup_rule();
            check_gpu_time();
          }},
-    });
+    };
     // Only where it will measure: with counters off the worker's timeline has no such step.
     if (counters_wanted()) phases.push_back({"counters", [&] { count(trace_file); }});
     phases.push_back({"teardown", [&] { teardown(); }});
@@ -158,7 +162,7 @@ class Session {
   // A later round: the same timing in a fresh process, nothing else measured. Its first call is
   // not timed (the first round timed the cold one).
   outcome::Measurement time_round() {
-    std::vector<Phase> phases{
+    return run_phases({
         {"setup", [&] { prepare(); }},
         {"first call",
          [&] {
@@ -168,10 +172,15 @@ class Session {
            sync();
            check_device("the first call");
          }},
-    };
-    add_timing(phases);
-    phases.push_back({"teardown", [&] { teardown(); }});
-    return run_phases(phases);
+        {"quiet", [&] { quiet(); }},
+        {"warm-up", [&] { warm_up(); }},
+        {"timing",
+         [&] {
+           time_host();
+           if (cuda_) time_device();
+         }},
+        {"teardown", [&] { teardown(); }},
+    });
   }
 
   outcome::Measurement trace_cold(const std::filesystem::path& trace_file) {
@@ -187,17 +196,6 @@ class Session {
     const char* name;
     std::function<void()> run;
   };
-
-  // The timed phases, alike in every round: the warm-up, the device's time, then, once the worker
-  // the parent started ahead has made its CUDA context (the quiet point), the host's. A context
-  // being made in another process moves a kernel's device time by about 0.1% and is let overlap
-  // it; host time is taken with none being made (runner/series_runner.cpp, start_ahead).
-  void add_timing(std::vector<Phase>& phases) {
-    phases.push_back({"warm-up", [&] { warm_up(); }});
-    if (cuda_) phases.push_back({"timing device", [&] { time_device(); }});
-    phases.push_back({"quiet", [&] { quiet(); }});
-    phases.push_back({"timing host", [&] { time_host(); }});
-  }
 
   // The first failure ends the experiment, the phase's name in front of its reason; what was
   // measured before it is kept.
@@ -296,17 +294,13 @@ class Session {
     if (events_.quiet) events_.quiet();
   }
 
-  // Also how long the host takes to enqueue a call, which device timing needs before any host
-  // time is taken: the warm-up's calls, with no synchronisation between them.
   void warm_up() {
     progress("warm-up", fmt::format("{} iterations", plan_.iterations.warmup));
     ctx_.entering("run()");
-    const auto start = trace::now();
     for (int i = 0; i < plan_.iterations.warmup; ++i) {
       stop_if_asked();
       plugin_->run(ctx_);
     }
-    if (plan_.iterations.warmup > 0) enqueue_ns_ = static_cast<double>(trace::now() - start) / plan_.iterations.warmup;
     sync();
     check_device("warm-up");
   }
@@ -330,11 +324,11 @@ class Session {
     m_.host->iterations = m_.host->count;
   }
 
-  // gpu_time and loop_time (runner/device_timing.hpp), with the warm-up's time to enqueue a call:
-  // a held batch must be enqueued well within the hold's timeout.
+  // gpu_time and loop_time (runner/device_timing.hpp), from the host time just taken: a held
+  // batch must be enqueued well within the hold's timeout.
   void time_device() {
     CudaClock device;
-    auto times = runner::time_device(device, [&] { plugin_->run(ctx_); }, plan_.iterations.round_share(), enqueue_ns_,
+    auto times = runner::time_device(device, [&] { plugin_->run(ctx_); }, plan_.iterations.round_share(), m_.host ? m_.host->median : 0,
                                      [&](const Sampler& gpu, const Sampler& loop) {
                                        stop_if_asked();
                                        progress("timing device", fmt::format("{} held, {} loop samples", gpu.count(), loop.count()));
@@ -449,8 +443,10 @@ class Session {
           unavailable(fmt::format("CUPTI dropped {} of the counters iteration's kernel ranges", profile.dropped_ranges));
         else if (auto problem = trace::join_counters(trace_, last, profile.ranges); !problem.empty())
           unavailable(std::move(problem));
-        else
+        else {
           c.state = trace::CounterCollection::State::collected;
+          c.reason.clear();  // the placeholder counters_not_taken left
+        }
       } catch (const cupti::CountersUnavailable& e) {
         unavailable(e.what());
       }
@@ -502,7 +498,6 @@ class Session {
   trace::HostRecorder recorder_{trace_};
   WorkerContext ctx_;
   loader::PluginPtr plugin_;
-  double enqueue_ns_ = 0;  // the host's time to enqueue one call, from the warm-up (0: none)
 };
 
 }  // namespace

@@ -22,14 +22,13 @@ namespace expr::runner {
 using outcome::Placement;
 
 struct ExperimentEvents {
-  // Phase names: setup, first call, verify, warm-up, timing device, timing host, tracing,
+  // Phase names: setup, first call, verify, warm-up, timing host, timing device, tracing,
   // counters, cold call, teardown.
   std::function<void(std::string_view phase, std::string_view detail)> progress;
   std::function<void(LogLevel, std::string_view)> log;
-  // Called just before the host timing ("quiet" in the timeline); returns once nothing the run
-  // itself does meanwhile can disturb it, nor the trace and counters after it: the parent holds the
-  // worker here while the worker it started ahead for the next job still creates its CUDA context
-  // (series_runner.cpp). None: at once.
+  // Called just before the timed phases ("quiet" in the timeline); returns once nothing the run
+  // itself does meanwhile can disturb them: the parent holds the worker here while the worker it
+  // started ahead for the next job still creates its CUDA context (series_runner.cpp). None: at once.
   std::function<void()> quiet{};
 };
 

@@ -113,9 +113,9 @@ outcome::Measurement skipped(const series::ExperimentPlan& e, std::string reason
   return m;
 }
 
-// In a worker, before its host timing: the parent answers "go" once the worker it started ahead for
-// the next job (SeriesRun::start_ahead) has made its CUDA context, so that none is being made
-// while the worker's host time, trace or counters are taken.
+// In a worker, before its timed phases: the parent answers "go" once the worker it started ahead
+// for the next job (SeriesRun::start_ahead) has made its CUDA context, so that nothing but this
+// worker's own calls runs while it is timed.
 void wait_until_quiet(Channel& channel) {
   channel.send({{"type", "quiet"}});
   read_from_parent();
@@ -423,10 +423,7 @@ class SeriesRun {
 
   // The worker for the slot's next CUDA job is started ahead, once the running one is past what it
   // measures before its timed phases (the cold first call): it makes its CUDA context meanwhile,
-  // over the running worker's verify or untimed first call, its warm-up and its device timing, and
-  // the running worker waits at its quiet point, before its host timing, until that is done
-  // (wait_until_quiet). So a worker's host time, trace and counters are taken with no context
-  // being made beside them, and its gpu_time may be (about +0.1%, bench/context_overlap.cu). A CPU
+  // and the running worker waits at its quiet point until that is done (wait_until_quiet). A CPU
   // worker has no context to make, and starts when its job comes.
   void start_ahead(const Running& state, bool more_to_come) {
     if (ahead_.count(state.slot) || !more_to_come || devices_[state.index] != Device::cuda) return;

@@ -260,8 +260,8 @@ experiments:
     CHECK(m.at("at_ns").get<std::int64_t>() >= last);
     last = m.at("at_ns");
   }
-  CHECK(steps == std::vector<std::string>{"spawned", "worker", "setup", "plugin setup", "first call", "verify", "warm-up", "quiet",
-                                          "timing host", "tracing", "teardown", "result", "ended"});
+  CHECK(steps == std::vector<std::string>{"spawned", "worker", "setup", "plugin setup", "first call", "verify", "quiet", "warm-up",
+                                          "timing", "tracing", "teardown", "result", "ended"});
 
   auto text = first;
   text.replace(text.find("[1024, 2048]"), 12, "[1024, 2048, 4096]");

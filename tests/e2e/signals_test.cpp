@@ -118,7 +118,7 @@ TEST_CASE("Ctrl-C or SIGTERM stops the run: finished results kept, the rest inte
       const auto reason = stopped.at("reason").get<std::string>();
       if (second == "busy") {
         // It stopped itself between two timed calls and kept its first call.
-        CHECK(reason == "timing host: stopped when the run was interrupted; what was measured before is kept");
+        CHECK(reason == "timing: stopped when the run was interrupted; what was measured before is kept");
         CHECK(stopped.at("timing").contains("first_call_ns"));
       } else {
         CHECK(reason == "killed during warm-up when the run was interrupted: it did not stop within 3 s");
