@@ -64,8 +64,9 @@ inline constexpr double two_sided_quantile = 1 - (1 - timing_confidence) / 2;
 
 // How far this run's figure is from where another run of it would put it, as far as the run knows:
 // its rounds' spread over the square root of their number, or the calibration's run-to-run noise
-// where its bound at timing_confidence reaches further (further_reaching). Within one run only its rounds speak, which is right for guesses that
-// compare two experiments of the run (one machine state for both).
+// where its bound at timing_confidence reaches further (further_reaching). Within one run only its
+// rounds speak, which is right for guesses that compare two experiments of the run (one machine
+// state for both).
 Noise figure_noise(const outcome::Stats& stats);
 
 // Where the figure of `stats` lies at timing_confidence: the order-statistic interval of its raw
