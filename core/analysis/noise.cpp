@@ -77,7 +77,7 @@ std::optional<util::Interval> median_interval(const outcome::Stats& stats) {
   if (!noise.known() || within.low <= 0) return within;
   // The samples' interval is around their pooled median, which need not be the median of rounds:
   // only how far it reaches beyond the figure counts.
-  const double between = util::student_t_quantile(two_sided_quantile, noise.df) * noise.sigma;
+  const double between = reach(noise, two_sided_quantile);
   const double below = std::max(0.0, std::log(stats.median / within.low)), above = std::max(0.0, std::log(within.high / stats.median));
   return util::Interval{stats.median * std::exp(-std::hypot(below, between)), stats.median * std::exp(std::hypot(above, between))};
 }

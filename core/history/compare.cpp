@@ -160,7 +160,7 @@ void set_sample_reach(const outcome::Stats& b, const outcome::Stats& c, TimingCo
 // the noise, so that the interval a "same" rests on is the one the floor's noise gives.
 void set_interval(TimingComparison& t) {
   const auto figure = t.noise.known() ? t.noise : from_processes(t);
-  const double between = figure.known() ? util::student_t_quantile(analysis::two_sided_quantile, figure.df) * figure.sigma * std::sqrt(2.0) : 0.0;
+  const double between = figure.known() ? analysis::reach(figure, analysis::two_sided_quantile) * std::sqrt(2.0) : 0.0;
   const double center = std::log(t.candidate_median / t.base_median);
   t.interval = {std::expm1(center - std::hypot(t.samples_below, between)), std::expm1(center + std::hypot(t.samples_above, between))};
 }

@@ -204,38 +204,43 @@ TEST_CASE("the history's noise between runs comes from consecutive runs, which a
   CHECK(history::history_noise({figure(100, 20), figure(100, 20)}).runs.sigma == 0);
 }
 
+namespace {
+
+// A point whose rounds agree to 0.1%, its candidate figure at `candidate` against a base of 100,
+// decided alone and beside four unchanged points whose rounds scatter by `scatter` from one
+// process to the next, all with runs that move 0.1% in the history.
+std::pair<history::TimingComparison, history::TimingComparison> quiet_point_alone_and_beside(const char* metric, double candidate, double scatter,
+                                                                                         double threshold) {
+  const auto quiet_runs = runs_moving(0.001);
+  std::vector<history::TimingComparison> tests{
+      history::test_timing("quiet", metric, figure(100, 50, 3, 0.001), figure(candidate, 50, 3, 0.001), quiet_runs)};
+  for (const char* name : {"a", "b", "c", "d"})
+    tests.push_back(history::test_timing(name, metric, figure(100, 50, 3, scatter), figure(100, 50, 3, scatter), quiet_runs));
+  auto alone = std::vector<history::TimingComparison>{tests.front()};
+  history::decide(alone, {{metric, threshold}}, 0.05);
+  history::decide(tests, {{metric, threshold}}, 0.05);
+  return {alone.front(), tests.front()};
+}
+
+}  // namespace
+
 TEST_CASE("a point whose rounds happen to agree is held to its metric's noise pooled over every point") {
   // Three rounds a side. The first point's rounds agree to 0.1% while its median moves by 30%; the
   // others' rounds scatter by 20% from one process to the next: alone the first would be slower,
   // beside them it is not.
-  const auto quiet_runs = runs_moving(0.001);
-  std::vector<history::TimingComparison> tests{
-      history::test_timing("quiet", "host_time", figure(100, 50, 3, 0.001), figure(130, 50, 3, 0.001), quiet_runs)};
-  for (const char* name : {"a", "b", "c", "d"})
-    tests.push_back(history::test_timing(name, "host_time", figure(100, 50, 3, 0.2), figure(100, 50, 3, 0.2), quiet_runs));
-  auto alone = std::vector<history::TimingComparison>{tests.front()};
-  history::decide(alone, {{"host_time", 0.1}}, 0.05);
-  CHECK(alone.front().verdict == Change::slower);
-  history::decide(tests, {{"host_time", 0.1}}, 0.05);
-  CHECK(tests.front().verdict == Change::inconclusive);
-  CHECK(tests.front().noise_sources == "between processes: every point's, pooled");
-  CHECK(tests.front().reason.starts_with("the change is within the noise floor"));
+  const auto [alone, beside] = quiet_point_alone_and_beside("host_time", 130, 0.2, 0.1);
+  CHECK(alone.verdict == Change::slower);
+  CHECK(beside.verdict == Change::inconclusive);
+  CHECK(beside.noise_sources == "between processes: every point's, pooled");
+  CHECK(beside.reason.starts_with("the change is within the noise floor"));
 }
 
 TEST_CASE("a point held to its metric's pooled noise is the same only where the interval of that noise stays within the threshold") {
   // The first point's rounds agree to 0.1% and its figure did not move; the others' rounds scatter
   // by 5%. Alone its interval is narrow and it is the same; held to the pooled noise its interval
   // is that noise's, wider than the 3% threshold, and it is not.
-  const auto quiet_runs = runs_moving(0.001);
-  std::vector<history::TimingComparison> tests{
-      history::test_timing("quiet", "gpu_time", figure(100, 50, 3, 0.001), figure(100, 50, 3, 0.001), quiet_runs)};
-  for (const char* name : {"a", "b", "c", "d"})
-    tests.push_back(history::test_timing(name, "gpu_time", figure(100, 50, 3, 0.05), figure(100, 50, 3, 0.05), quiet_runs));
-  auto alone = std::vector<history::TimingComparison>{tests.front()};
-  history::decide(alone, {{"gpu_time", 0.03}}, 0.05);
-  CHECK(alone.front().verdict == Change::same);
-  history::decide(tests, {{"gpu_time", 0.03}}, 0.05);
-  const auto& held = tests.front();
+  const auto [alone, held] = quiet_point_alone_and_beside("gpu_time", 100, 0.05, 0.03);
+  CHECK(alone.verdict == Change::same);
   CHECK(held.noise_sources == "between processes: every point's, pooled");
   CHECK(held.interval.high > 0.03);
   CHECK(held.verdict != Change::same);
