@@ -178,10 +178,27 @@ std::string sample_counts(const TimingComparison& t) {
                                                : fmt::format("{} and {} samples", t.base_samples, t.candidate_samples);
 }
 
+// The reason of a timing whose change the baseline alone makes (baseline_stands_out).
+constexpr const char* baseline_alone =
+    "against the run just before the baseline on this machine, the baseline moved beyond the noise floor and the candidate did not: "
+    "the baseline was an outlier, or the candidate undoes a change that only the baseline shows (a further run tells which)";
+
+// A change that the baseline alone makes: against the run just before the baseline, the baseline
+// moved beyond the noise floor, the other way than the change, and the candidate not beyond the
+// floor and the threshold, so the candidate is where the machine was before the baseline. A run
+// that falls into a machine's other state for its whole length looks so as the baseline (the CI
+// machine's host times take one of two levels for seconds at a time); so does a candidate that
+// undoes a change only the baseline shows, which one run cannot tell apart.
+bool baseline_stands_out(const TimingComparison& t) {
+  if (!std::isfinite(t.base_from_before)) return false;
+  const bool base_moved = std::fabs(t.base_from_before) > t.floor && (t.base_from_before > 0) != (t.round_change > 0);
+  return base_moved && std::fabs(t.candidate_from_before) <= std::max(t.floor, t.threshold);
+}
+
 }  // namespace
 
 TimingComparison test_timing(const std::string& experiment, const std::string& metric, const outcome::Stats& base,
-                             const outcome::Stats& candidate, const HistoryNoise& history) {
+                             const outcome::Stats& candidate, const PointHistory& history) {
   TimingComparison t;
   t.experiment = experiment;
   t.metric = metric;
@@ -193,6 +210,10 @@ TimingComparison test_timing(const std::string& experiment, const std::string& m
   t.candidate_rounds = analysis::round_medians(candidate).size();
   t.change = t.candidate_median / t.base_median - 1;
   t.round_change = std::expm1(analysis::log_figure(candidate) - analysis::log_figure(base));
+  if (std::isfinite(history.before_base)) {
+    t.base_from_before = std::expm1(analysis::log_figure(base) - history.before_base);
+    t.candidate_from_before = std::expm1(analysis::log_figure(candidate) - history.before_base);
+  }
   t.p = util::mann_whitney_p(base.samples, candidate.samples);
   t.min_p = util::mann_whitney_min_p(t.base_samples, t.candidate_samples);
 
@@ -253,7 +274,10 @@ void decide(std::vector<TimingComparison>& tests, const std::map<std::string, do
     const bool bounded = std::isfinite(t.interval.low) && std::isfinite(t.interval.high);
     const bool significant = t.p_adjusted <= alpha;  // at alpha itself too, as statsmodels
     const bool beyond_floor = std::fabs(t.round_change) > t.floor && (t.round_change > 0) == (t.change > 0);
-    if (significant && std::fabs(t.change) > t.threshold && beyond_floor) {
+    if (significant && std::fabs(t.change) > t.threshold && beyond_floor && baseline_stands_out(t)) {
+      t.verdict = Change::inconclusive;
+      t.reason = baseline_alone;
+    } else if (significant && std::fabs(t.change) > t.threshold && beyond_floor) {
       t.verdict = t.change > 0 ? Change::slower : Change::faster;
       t.reason.clear();
     } else if (!testable) {
@@ -281,7 +305,7 @@ void decide(std::vector<TimingComparison>& tests, const std::map<std::string, do
   }
 }
 
-HistoryNoise history_noise(const std::vector<outcome::Stats>& runs) {
+PointHistory history_noise(const std::vector<outcome::Stats>& runs) {
   std::vector<analysis::Noise> processes;
   for (const auto& r : runs)
     if (r.median > 0) processes.push_back(analysis::between_processes(r));
@@ -363,12 +387,14 @@ Comparison compare(const RunRecord& base, const RunRecord& candidate, const Comp
       }
       const auto history = options.history.find({c.identity, metric});
       out.timings.push_back(test_timing(c.identity, metric, bt->second, ct->second,
-                                        history == options.history.end() ? HistoryNoise{} : history->second));
+                                        history == options.history.end() ? PointHistory{} : history->second));
     }
     compare_structure(*b, c, out.structure, out.notes);
   }
 
   decide(out.timings, out.thresholds, out.alpha);
+  if (std::any_of(out.timings.begin(), out.timings.end(), [](const auto& t) { return t.reason == baseline_alone; }))
+    out.notes.push_back(fmt::format("the run just before the baseline on this machine: {}", options.run_before_base));
   return out;
 }
 

@@ -13,11 +13,16 @@
 // point in the history, and the point's calibration; with an estimate from few values the floor
 // takes Student's t quantile with its degrees of freedom. The verdict:
 //   slower / faster  significant after Holm, the change beyond the threshold, and the change of the
-//                    round medians' geometric mean beyond the floor, the same way;
+//                    round medians' geometric mean beyond the floor, the same way; unless the
+//                    baseline alone stands out: against the run just before it on the machine, the
+//                    baseline moved the other way beyond the floor and the candidate not beyond
+//                    the floor and threshold (an outlier baseline, or a candidate that undoes what
+//                    only the baseline shows: one more run tells which);
 //   same             the change's interval (the samples' and the noise between processes') lies
 //                    within the threshold on both sides;
 //   inconclusive     neither, with its reason: too few samples for the test or the interval, the
-//                    noise between processes unknown, or a change the data cannot place.
+//                    noise between runs unknown, a baseline that stands out alone, or a change the
+//                    data cannot place.
 // Structure: every difference in the trace's structural figures (analysis/structure.hpp), whatever
 // the timing says: more copies, kernels, memsets, ops or ranges, a lower occupancy, or another main
 // kernel, footprint or launch API is a regression; fewer is an improvement.
@@ -44,11 +49,13 @@ namespace expr::history {
 enum class Change { faster, slower, same, inconclusive };
 std::string_view to_string(Change change);
 
-// What earlier runs of a point on one machine tell (history_noise): how far the figure moved
-// between the worker processes of each run, and between the runs.
-struct HistoryNoise {
+// What other runs of a point on one machine tell: how far the figure moved between the worker
+// processes of each run and between the runs (history_noise), and the figure of the run just
+// before the baseline, which tells a baseline that stands out alone from a candidate that moved.
+struct PointHistory {
   analysis::Noise processes;
   analysis::Noise runs;
+  double before_base = NAN;  // analysis::log_figure of the run just before the baseline; NaN without one
 };
 
 struct CompareOptions {
@@ -56,9 +63,10 @@ struct CompareOptions {
   std::optional<bool> structure;             // over the gates: structural changes fail the gate
   double alpha = 0.05;                       // family-wise, over all tests of the comparison
   bool across_environments = false;          // compare even when the machines differ
-  // Each point's noise from other runs of it in the history (history_noise), by (experiment
-  // identity, metric); empty without a history.
-  std::map<std::pair<std::string, std::string>, HistoryNoise> history;
+  // What other runs of each point in the history tell, by (experiment identity, metric); empty
+  // without a history.
+  std::map<std::pair<std::string, std::string>, PointHistory> history;
+  std::string run_before_base;  // the id of the run PointHistory::before_base comes from; empty when none
 };
 
 struct TimingComparison {
@@ -94,6 +102,9 @@ struct TimingComparison {
   analysis::Noise noise;
   std::string noise_sources;  // "between runs: history, calibration", "between processes: rounds": what `noise` is; empty when unknown
   double floor = 0;           // the noise floor: the largest change the noise alone produces at the family-wise alpha; inf when unknown
+  // The changes of the baseline and of the candidate from the run just before the baseline on this
+  // machine (of the round medians' geometric means, as round_change); NaN without that run.
+  double base_from_before = NAN, candidate_from_before = NAN;
   double threshold = 0;       // the smallest change that counts here: the metric's threshold
   double detectable = 0;      // the smallest change this comparison could call slower or faster; inf when none
   Change verdict = Change::inconclusive;
@@ -117,7 +128,7 @@ struct Comparison {
   std::vector<StructuralChange> structure;
   std::vector<std::string> failed;  // experiments that ran in the baseline and failed in the candidate, with why
   std::vector<std::string> missing;  // experiments of the baseline that the candidate does not have
-  std::vector<std::string> notes;   // experiments on one side only, parameters that differ, timings without samples
+  std::vector<std::string> notes;   // experiments on one side only, parameters that differ, timings without samples, the run before the baseline
   std::map<std::string, double> thresholds;
   bool structure_gated = true;
   double alpha = 0.05;
@@ -137,7 +148,7 @@ struct Comparison {
 // the point) and the point's calibration. Both sets of samples must be non-empty with a positive
 // median; non-finite samples are refused (std::invalid_argument).
 TimingComparison test_timing(const std::string& experiment, const std::string& metric, const outcome::Stats& base,
-                             const outcome::Stats& candidate, const HistoryNoise& history = {});
+                             const outcome::Stats& candidate, const PointHistory& history = {});
 // The largest change between the figures of two runs of an unchanged build that noise `noise`
 // (sigma of log(figure) between runs) alone produces at the family-wise alpha over `tests` tests:
 // exp(t_df(1 - alpha/2m) sigma sqrt(2)) - 1, t_df Student's t quantile with the estimate's degrees
@@ -151,7 +162,7 @@ void decide(std::vector<TimingComparison>& tests, const std::map<std::string, do
 // A point's noise from its other runs on one machine (oldest first; the runs being compared left
 // out): the spread of each run's rounds, pooled, and the spread between the runs
 // (analysis::between_runs, which a step in the history moves once).
-HistoryNoise history_noise(const std::vector<outcome::Stats>& runs);
+PointHistory history_noise(const std::vector<outcome::Stats>& runs);
 // Each point's history_noise into options.history, from other runs of the points by (identity,
 // metric), oldest first.
 using PointRuns = std::map<std::pair<std::string, std::string>, std::vector<outcome::Stats>>;

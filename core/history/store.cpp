@@ -540,6 +540,24 @@ PointRuns Store::timings_over_time(const std::string& series, const std::string&
   return out;
 }
 
+std::optional<Store::RunTimings> Store::timings_before(const std::string& series, const std::string& machine, const std::string& run,
+                                                      const std::string& started, const std::vector<std::string>& excluded) {
+  // Runs started within the same second (times are kept to the second) in the order recorded.
+  Statement runs(db_,
+                 "SELECT id FROM runs WHERE series = ?1 AND machine = ?2 AND finished != '' AND "
+                 "(started < ?3 OR (started = ?3 AND rowid < COALESCE((SELECT rowid FROM runs WHERE id = ?4), -1))) "
+                 "ORDER BY started DESC, rowid DESC LIMIT ?5");
+  runs.bind(1, series).bind(2, machine).bind(3, started).bind(4, run).bind(5, static_cast<std::int64_t>(excluded.size() + 1));
+  std::optional<RunTimings> out;
+  while (!out && runs.step())
+    if (std::find(excluded.begin(), excluded.end(), runs.text(0)) == excluded.end()) out = RunTimings{runs.text(0), {}};
+  if (!out) return out;
+  Statement timings(db_, fmt::format("SELECT t.identity, t.metric, {} FROM timings t WHERE t.run_id = ?1", timing_columns));
+  timings.bind(1, out->run);
+  while (timings.step()) out->timings[{timings.text(0), timings.text(1)}] = stats_from(timings, 2);
+  return out;
+}
+
 void Store::set_gate(const std::string& run_id, const std::string& baseline, bool passed) {
   Statement(db_, "UPDATE runs SET baseline = ?2, gate = ?3 WHERE id = ?1").bind(1, run_id).bind(2, baseline).bind(3, passed ? "passed" : "failed").run();
 }

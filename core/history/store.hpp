@@ -95,6 +95,16 @@ class Store {
   // leaving out the runs `excluded`: by (identity, metric), oldest run first. What a comparison
   // learns the noise between processes from (compare.hpp: history_noise).
   PointRuns timings_over_time(const std::string& series, const std::string& machine, const std::vector<std::string>& excluded, std::size_t runs);
+  // Every timing of the finished run of a series on one machine started last before run `run`
+  // (started at `started`; it need not be recorded here), leaving out the runs `excluded`, by
+  // (identity, metric); nothing when there is none. What tells a baseline that stands out alone
+  // (compare.hpp: PointHistory::before_base).
+  struct RunTimings {
+    std::string run;
+    std::map<std::pair<std::string, std::string>, outcome::Stats> timings;
+  };
+  std::optional<RunTimings> timings_before(const std::string& series, const std::string& machine, const std::string& run,
+                                           const std::string& started, const std::vector<std::string>& excluded);
 
   // Wall times of the points `identities` of `series` that ran ok (WallTimes::From says which
   // runs count); empty when no run has them.

@@ -59,6 +59,11 @@ void learn_noise(history::Store& store, const history::RunRecord& base, const hi
   constexpr std::size_t runs = 20;
   history::learn_history(store.timings_over_time(candidate.series, history::machine_fingerprint(candidate.environment), {base.id, candidate.id}, runs),
                          options);
+  const auto before = store.timings_before(base.series, history::machine_fingerprint(base.environment), base.id, base.started, {base.id, candidate.id});
+  if (!before) return;
+  options.run_before_base = before->run;
+  for (const auto& [point, stats] : before->timings)
+    if (stats.median > 0) options.history[point].before_base = analysis::log_figure(stats);
 }
 
 namespace {
@@ -183,7 +188,7 @@ std::vector<history::TimingComparison> steps(const std::vector<history::Store::M
         after.median <= 0)
       continue;
     const auto& machine = points[i].machine;
-    history::HistoryNoise noise;
+    history::PointHistory noise;
     noise.processes = history::history_noise(runs_of(machine, 0, points.size(), i)).processes;
     noise.runs = analysis::pool({analysis::between_runs(runs_of(machine, 0, i, i)), analysis::between_runs(runs_of(machine, i, points.size(), i))});
     out.push_back(history::test_timing(points[i].run, metric, before, after, noise));

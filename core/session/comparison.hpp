@@ -25,8 +25,10 @@ history::CompareOptions gate_options(const GateArgs& args);
 // A run directory, or a history reference (@last, @last~N, @last-good, @ID) resolved within
 // `series`; throws std::runtime_error saying what was not found.
 history::RunRecord load_run(const std::string& what, history::Store* store, const std::string& series);
-// Each point's noise between processes learnt from the newest runs of the candidate's series on
-// its machine in `store`, the two compared left out (history::history_noise): into options.history.
+// What the history tells of each point, into options.history: its noise learnt from the newest
+// runs of the candidate's series on its machine in `store`, the two compared left out
+// (history::history_noise), and its figure in the run just before the baseline on the baseline's
+// machine (history::PointHistory::before_base).
 void learn_noise(history::Store& store, const history::RunRecord& base, const history::RunRecord& candidate, history::CompareOptions& options);
 
 // `expr compare`; status regression when the gate fails. Stops with bad_input when a run cannot be

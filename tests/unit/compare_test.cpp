@@ -32,10 +32,10 @@ outcome::Stats figure(double median, std::size_t per_round, std::size_t rounds =
 }
 
 // Noise between runs known from the history: sigma `sigma` with `df` degrees of freedom.
-history::HistoryNoise runs_moving(double sigma, double df = 10) { return {{}, {sigma, df}}; }
+history::PointHistory runs_moving(double sigma, double df = 10) { return {{}, {sigma, df}}; }
 
 history::TimingComparison judged(const outcome::Stats& base, const outcome::Stats& candidate, double threshold, std::size_t tests = 1,
-                                 const history::HistoryNoise& history = {}) {
+                                 const history::PointHistory& history = {}) {
   std::vector<history::TimingComparison> all(tests, history::test_timing("e", "gpu_time", base, candidate, history));
   history::decide(all, {{"gpu_time", threshold}}, 0.05);
   return all.front();
@@ -202,6 +202,31 @@ TEST_CASE("the history's noise between runs comes from consecutive runs, which a
   CHECK(!history::history_noise({figure(100, 20, 3)}).runs.known());
   CHECK(!history::history_noise({figure(100, 20), figure(100, 20)}).processes.known());
   CHECK(history::history_noise({figure(100, 20), figure(100, 20)}).runs.sigma == 0);
+}
+
+TEST_CASE("a baseline that stands out alone from the run before it: a candidate back where that run was is inconclusive, not slower") {
+  // The CI machine's case (docs/gates-measured.md): runs in its slow state near 8.3 ms, the
+  // baseline alone in the fast one at 5 ms, the candidate back at 8.3 ms.
+  auto history = runs_moving(0.04, 5);
+  const auto base = figure(5, 20, 3, 0.05), candidate = figure(8.3, 20, 3, 0.05);
+  REQUIRE(judged(base, candidate, 0.1, 1, history).verdict == Change::slower);
+  history.before_base = analysis::log_figure(figure(8.2, 20, 3, 0.05));
+  const auto t = judged(base, candidate, 0.1, 1, history);
+  CHECK(t.verdict == Change::inconclusive);
+  CHECK(t.reason.starts_with("against the run just before the baseline on this machine, the baseline moved beyond the noise floor and the candidate did not"));
+  CHECK(t.base_from_before == doctest::Approx(5 / 8.2 - 1).epsilon(0.01));
+  CHECK(t.candidate_from_before == doctest::Approx(8.3 / 8.2 - 1).epsilon(0.01));
+  // A candidate beyond the floor from that run too moved: slower.
+  CHECK(judged(base, figure(12, 20, 3, 0.05), 0.1, 1, history).verdict == Change::slower);
+  // A baseline that did not move from the run before it, or moved the same way as the change, is
+  // no outlier the candidate returned from.
+  history.before_base = analysis::log_figure(figure(5.1, 20, 3, 0.05));
+  CHECK(judged(base, candidate, 0.1, 1, history).verdict == Change::slower);
+  history.before_base = analysis::log_figure(figure(4, 20, 3, 0.05));
+  CHECK(judged(base, candidate, 0.1, 1, history).verdict == Change::slower);
+  // Faster alike: a baseline alone in the slow state, the candidate back in the fast one.
+  history.before_base = analysis::log_figure(figure(5.1, 20, 3, 0.05));
+  CHECK(judged(candidate, base, 0.1, 1, history).verdict == Change::inconclusive);
 }
 
 namespace {
