@@ -14,7 +14,10 @@
 // `expr calibrate` measures it; (2) a +25% change with one sample a side, which must never be
 // called "same"; (3) R rounds a side, the noise between runs learnt from a history of 5 earlier
 // runs (a nightly job's: no calibration): false alarms and the power to find a +5% change at sigma
-// 0.5%; (4) the same on a machine whose runs move by more than their processes (sigma_run 2%).
+// 0.5%; (4) the same on a machine whose runs move by more than their processes (sigma_run 2%);
+// (5) a machine with two states, each run in one of them for its whole length (the CI machine's
+// host times), with and without the run just before the baseline, which tells a baseline that
+// stands out alone. Wherever there is a history its newest run is the one before the baseline.
 //
 //   expr_bench_gate [trials]       (fixed seed: the same figures each time)
 #include <fmt/format.h>
@@ -40,13 +43,18 @@ struct Figure {
   double spread = 0.02;         // of log(sample), within one process
   std::size_t samples = 20;     // per round
   std::size_t rounds = 1;
+  // A second state of the machine: a run falls into it with probability `other_state_share`, which
+  // moves all its rounds by the factor `other_state`.
+  double other_state = 1, other_state_share = 0;
 };
+std::uniform_real_distribution<double> uniform;
 
 // One run's figure: `rounds` processes of `samples` samples each, its true median `median`,
 // summarised and combined as the runner does (runner/sampler.hpp).
 outcome::Stats measure(const Figure& f, double median) {
   std::vector<outcome::Stats> rounds;
-  const double run = median * std::exp(f.sigma_run * normal(rng));
+  const double state = uniform(rng) < f.other_state_share ? f.other_state : 1.0;
+  const double run = median * state * std::exp(f.sigma_run * normal(rng));
   for (std::size_t r = 0; r < f.rounds; ++r) {
     const double process = run * std::exp(f.sigma_between * normal(rng));
     runner::Sampler round(outcome::Iterations{});
@@ -68,11 +76,15 @@ void calibrate(outcome::Stats& s, const Figure& f, std::size_t runs) {
 
 struct Rates {
   std::size_t trials = 0, failed = 0;  // trials with any slower or faster
+  std::size_t gate_failed = 0;         // trials with any slower: those the gate fails
+  // The same trials decided without the run just before the baseline.
+  std::size_t failed_without_run_before = 0, gate_failed_without_run_before = 0, slower_without_run_before = 0;
   std::size_t tests = 0, slower = 0, same = 0, inconclusive = 0;
 };
 
 // `trials` comparisons of m points, the candidate `factor` times the baseline; the noise between runs
-// from a calibration of `calibration_runs` runs or a history of `history_runs` runs.
+// from a calibration of `calibration_runs` runs or a history of `history_runs` runs, whose newest
+// is the run just before the baseline.
 Rates simulate(const Figure& f, std::size_t m, std::size_t trials, double factor, double threshold, std::size_t calibration_runs,
                std::size_t history_runs = 0) {
   Rates r;
@@ -87,19 +99,31 @@ Rates simulate(const Figure& f, std::size_t m, std::size_t trials, double factor
       }
       std::vector<outcome::Stats> history;
       for (std::size_t k = 0; k < history_runs; ++k) history.push_back(measure(f, 1000));
-      tests.push_back(history::test_timing("point", "gpu_time", base, candidate, history::history_noise(history)));
+      auto known = history::history_noise(history);
+      if (!history.empty()) known.before_base = analysis::log_figure(history.back());
+      tests.push_back(history::test_timing("point", "gpu_time", base, candidate, known));
     }
+    auto without = tests;
+    for (auto& t : without) t.base_from_before = t.candidate_from_before = NAN;
     history::decide(tests, {{"gpu_time", threshold}}, 0.05);
+    history::decide(without, {{"gpu_time", threshold}}, 0.05);
+    const auto called = [](const auto& t) { return t.verdict == history::Change::slower || t.verdict == history::Change::faster; };
+    const auto slower = [](const auto& t) { return t.verdict == history::Change::slower; };
+    r.failed_without_run_before += std::any_of(without.begin(), without.end(), called);
+    r.gate_failed_without_run_before += std::any_of(without.begin(), without.end(), slower);
+    r.slower_without_run_before += static_cast<std::size_t>(std::count_if(without.begin(), without.end(), slower));
     ++r.trials;
-    bool failed = false;
+    bool failed = false, gate_failed = false;
     for (const auto& t : tests) {
       ++r.tests;
       failed = failed || t.verdict == history::Change::slower || t.verdict == history::Change::faster;
+      gate_failed = gate_failed || t.verdict == history::Change::slower;
       r.slower += t.verdict == history::Change::slower;
       r.same += t.verdict == history::Change::same;
       r.inconclusive += t.verdict == history::Change::inconclusive;
     }
     r.failed += failed;
+    r.gate_failed += gate_failed;
   }
   return r;
 }
@@ -140,8 +164,10 @@ int main(int argc, char** argv) {
       const auto a = simulate(f, m, trials, 1.0, 0.0, 0, 5);
       const auto b = simulate(f, m, trials, 1.0, 0.03, 0, 5);
       const auto power = simulate(f, m, trials / 10, 1.05, 0.03, 0, 5);
-      fmt::print("  R = {}, m = {:3}: false alarms {} at threshold 0, {} at 3%; +5% found (slower) in {} of tests at threshold 3%\n", rounds, m,
-                 proportion(a.failed, a.trials), proportion(b.failed, b.trials), proportion(power.slower, power.tests));
+      fmt::print("  R = {}, m = {:3}: false alarms {} at threshold 0, {} at 3%; +5% found (slower) in {} of tests at threshold 3% ({} without the run "
+                 "before the baseline)\n",
+                 rounds, m, proportion(a.failed, a.trials), proportion(b.failed, b.trials), proportion(power.slower, power.tests),
+                 proportion(power.slower_without_run_before, power.tests));
     }
   }
 
@@ -156,6 +182,25 @@ int main(int argc, char** argv) {
       const auto r = simulate(f, 20, trials, 1.0, 0.0, 0, history_runs);
       fmt::print("  m = 20, a history of {:2} runs: false alarms {}, inconclusive {} of tests\n", history_runs, proportion(r.failed, r.trials),
                  proportion(r.inconclusive, r.tests));
+    }
+  }
+
+  fmt::print("\n(5) 3 rounds a side on a machine with two states, a run in the other one with probability p (sigma between processes 5%, "
+             "spread 5%, runs 3%), a history of 5 runs, threshold 10%, m = 2 (the CPU series' host times); trials called slower or faster, and "
+             "trials failing the gate (slower), with the run just before the baseline and, for the same trials, without it:\n");
+  for (const double state : {0.55, 1.8}) {
+    for (const double share : {0.1, 0.2}) {
+      Figure f;
+      f.sigma_run = 0.03;
+      f.sigma_between = 0.05;
+      f.spread = 0.05;
+      f.rounds = 3;
+      f.other_state = state;
+      f.other_state_share = share;
+      const auto r = simulate(f, 2, trials, 1.0, 0.1, 0, 5);
+      fmt::print("  the other state x{}, p = {}: slower or faster {} (without {}), the gate failed {} (without {})\n", state, share,
+                 proportion(r.failed, r.trials), proportion(r.failed_without_run_before, r.trials), proportion(r.gate_failed, r.trials),
+                 proportion(r.gate_failed_without_run_before, r.trials));
     }
   }
   return 0;
