@@ -23,6 +23,15 @@ std::string_view to_string(Change c) {
   return "?";
 }
 
+namespace {
+
+// The reason of a timing whose change the baseline alone makes (baseline_stands_out).
+constexpr const char* baseline_alone =
+    "against the run just before the baseline on this machine, the baseline moved beyond the noise floor and the candidate did not: "
+    "the baseline was an outlier, or the candidate undoes a change that only the baseline shows (a further run tells which)";
+
+}  // namespace
+
 std::size_t Comparison::count(Change change) const {
   return static_cast<std::size_t>(std::count_if(timings.begin(), timings.end(), [&](const auto& t) { return t.verdict == change; }));
 }
@@ -43,10 +52,11 @@ std::vector<std::string> Comparison::inconclusive_experiments() const {
   std::vector<std::string> out;
   // Only where more samples could settle it: too few for the test or the interval, or a noise
   // floor within the threshold. A timing whose noise alone is beyond its threshold, or unknown,
-  // with samples enough, stays inconclusive however often it is measured again.
+  // with samples enough, stays inconclusive however often it is measured again; so does one whose
+  // baseline stands out alone, which a later run tells about, not more samples of this one.
   for (const auto& t : timings) {
     const bool too_few = std::isinf(t.detectable) || !std::isfinite(t.interval.low) || !std::isfinite(t.interval.high);
-    if (t.verdict == Change::inconclusive && (too_few || t.floor <= t.threshold) &&
+    if (t.verdict == Change::inconclusive && t.reason != baseline_alone && (too_few || t.floor <= t.threshold) &&
         std::find(out.begin(), out.end(), t.experiment) == out.end())
       out.push_back(t.experiment);
   }
@@ -178,11 +188,6 @@ std::string sample_counts(const TimingComparison& t) {
                                                : fmt::format("{} and {} samples", t.base_samples, t.candidate_samples);
 }
 
-// The reason of a timing whose change the baseline alone makes (baseline_stands_out).
-constexpr const char* baseline_alone =
-    "against the run just before the baseline on this machine, the baseline moved beyond the noise floor and the candidate did not: "
-    "the baseline was an outlier, or the candidate undoes a change that only the baseline shows (a further run tells which)";
-
 // A change that the baseline alone makes: against the run just before the baseline, the baseline
 // moved beyond the noise floor, the other way than the change, and the candidate not beyond the
 // floor and the threshold, so the candidate is where the machine was before the baseline. A run
@@ -274,10 +279,11 @@ void decide(std::vector<TimingComparison>& tests, const std::map<std::string, do
     const bool bounded = std::isfinite(t.interval.low) && std::isfinite(t.interval.high);
     const bool significant = t.p_adjusted <= alpha;  // at alpha itself too, as statsmodels
     const bool beyond_floor = std::fabs(t.round_change) > t.floor && (t.round_change > 0) == (t.change > 0);
-    if (significant && std::fabs(t.change) > t.threshold && beyond_floor && baseline_stands_out(t)) {
+    const bool changed = significant && std::fabs(t.change) > t.threshold && beyond_floor;
+    if (changed && baseline_stands_out(t)) {
       t.verdict = Change::inconclusive;
       t.reason = baseline_alone;
-    } else if (significant && std::fabs(t.change) > t.threshold && beyond_floor) {
+    } else if (changed) {
       t.verdict = t.change > 0 ? Change::slower : Change::faster;
       t.reason.clear();
     } else if (!testable) {

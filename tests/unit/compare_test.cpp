@@ -216,6 +216,13 @@ TEST_CASE("a baseline that stands out alone from the run before it: a candidate 
   CHECK(t.reason.starts_with("against the run just before the baseline on this machine, the baseline moved beyond the noise floor and the candidate did not"));
   CHECK(t.base_from_before == doctest::Approx(5 / 8.2 - 1).epsilon(0.01));
   CHECK(t.candidate_from_before == doctest::Approx(8.3 / 8.2 - 1).epsilon(0.01));
+  // More samples of the candidate would not tell: the gate does not measure it again, even where
+  // its noise floor is within its threshold.
+  history::Comparison c;
+  c.timings = {judged(base, candidate, 0.2, 1, history)};
+  REQUIRE(c.timings.front().reason == t.reason);
+  REQUIRE(c.timings.front().floor <= 0.2);
+  CHECK(c.inconclusive_experiments().empty());
   // A candidate beyond the floor from that run too moved: slower.
   CHECK(judged(base, figure(12, 20, 3, 0.05), 0.1, 1, history).verdict == Change::slower);
   // A baseline that did not move from the run before it, or moved the same way as the change, is
