@@ -478,9 +478,8 @@ class SeriesRun {
       if (type == "progress") {
         state.last_phase = message.value("phase", "");
         observer_.progress(state.plan->name, state.last_phase, message.value("detail", ""));
-        // Past what it measures before its quiet point: the measuring worker at its verify (after
-        // the cold first call), a later round at once (it measures nothing before its timing).
-        if ((kind == WorkerKind::measure && state.last_phase == "verify") || (kind == WorkerKind::timing_round && state.last_phase == "setup"))
+        // Past the cold first call: the measuring worker's verify, a later round's untimed first call.
+        if ((kind == WorkerKind::measure && state.last_phase == "verify") || (kind == WorkerKind::timing_round && state.last_phase == "first call"))
           start_ahead(state, more_to_come);
       } else if (type == "quiet") {
         quiet(state);
