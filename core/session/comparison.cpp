@@ -59,7 +59,11 @@ void learn_noise(history::Store& store, const history::RunRecord& base, const hi
   constexpr std::size_t runs = 20;
   history::learn_history(store.timings_over_time(candidate.series, history::machine_fingerprint(candidate.environment), {base.id, candidate.id}, runs),
                          options);
-  const auto before = store.timings_before(base.series, history::machine_fingerprint(base.environment), base.id, base.started, {base.id, candidate.id});
+  // Only where both runs are of one machine: across machines the candidate's figure is another
+  // quantity than that run's.
+  const auto machine = history::machine_fingerprint(base.environment);
+  if (machine != history::machine_fingerprint(candidate.environment)) return;
+  const auto before = store.timings_before(base.series, machine, base.id, base.started, {base.id, candidate.id});
   if (!before) return;
   options.run_before_base = before->run;
   for (const auto& [point, stats] : before->timings)

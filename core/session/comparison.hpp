@@ -27,8 +27,8 @@ history::CompareOptions gate_options(const GateArgs& args);
 history::RunRecord load_run(const std::string& what, history::Store* store, const std::string& series);
 // What the history tells of each point, into options.history: its noise learnt from the newest
 // runs of the candidate's series on its machine in `store`, the two compared left out
-// (history::history_noise), and its figure in the run just before the baseline on the baseline's
-// machine (history::PointHistory::before_base).
+// (history::history_noise), and, where both runs are of one machine, its figure in the run just
+// before the baseline on it (history::PointHistory::before_base).
 void learn_noise(history::Store& store, const history::RunRecord& base, const history::RunRecord& candidate, history::CompareOptions& options);
 
 // `expr compare`; status regression when the gate fails. Stops with bad_input when a run cannot be
