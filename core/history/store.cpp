@@ -199,6 +199,15 @@ outcome::Stats stats_from(const Statement& row, int at) {
   return s;
 }
 
+// Every timing of run `run`, by (identity, metric).
+std::map<std::pair<std::string, std::string>, outcome::Stats> timings_of(Database& db, const std::string& run) {
+  Statement timings(db, fmt::format("SELECT t.identity, t.metric, {} FROM timings t WHERE t.run_id = ?1", timing_columns));
+  timings.bind(1, run);
+  std::map<std::pair<std::string, std::string>, outcome::Stats> out;
+  while (timings.step()) out[{timings.text(0), timings.text(1)}] = stats_from(timings, 2);
+  return out;
+}
+
 // Text as JSON. Strings from plugins need not be UTF-8; they are stored with U+FFFD in their place.
 std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
 
@@ -416,13 +425,8 @@ std::optional<RunRecord> Store::load(const std::string& id) {
     if (!experiments.is_null(10)) e.wall_seconds = experiments.number(10);
     r.experiments.push_back(std::move(e));
   }
-  Statement timings(db_, fmt::format("SELECT t.identity, t.metric, {} FROM timings t WHERE t.run_id = ?1", timing_columns));
-  timings.bind(1, id);
-  while (timings.step()) {
-    auto* e = const_cast<ExperimentRecord*>(r.find(timings.text(0)));
-    if (!e) continue;
-    e->timings[timings.text(1)] = stats_from(timings, 2);
-  }
+  for (auto& [point, stats] : timings_of(db_, id))
+    if (auto* e = const_cast<ExperimentRecord*>(r.find(point.first))) e->timings[point.second] = std::move(stats);
   Statement verdicts(db_,
                      "SELECT subject, check_text, required, verdict, observed, guessed, reason FROM verdicts WHERE run_id = ?1 ORDER BY position");
   verdicts.bind(1, id);
@@ -548,14 +552,9 @@ std::optional<Store::RunTimings> Store::timings_before(const std::string& series
                  "(started < ?3 OR (started = ?3 AND rowid < COALESCE((SELECT rowid FROM runs WHERE id = ?4), -1))) "
                  "ORDER BY started DESC, rowid DESC LIMIT ?5");
   runs.bind(1, series).bind(2, machine).bind(3, started).bind(4, run).bind(5, static_cast<std::int64_t>(excluded.size() + 1));
-  std::optional<RunTimings> out;
-  while (!out && runs.step())
-    if (std::find(excluded.begin(), excluded.end(), runs.text(0)) == excluded.end()) out = RunTimings{runs.text(0), {}};
-  if (!out) return out;
-  Statement timings(db_, fmt::format("SELECT t.identity, t.metric, {} FROM timings t WHERE t.run_id = ?1", timing_columns));
-  timings.bind(1, out->run);
-  while (timings.step()) out->timings[{timings.text(0), timings.text(1)}] = stats_from(timings, 2);
-  return out;
+  while (runs.step())
+    if (std::find(excluded.begin(), excluded.end(), runs.text(0)) == excluded.end()) return RunTimings{runs.text(0), timings_of(db_, runs.text(0))};
+  return std::nullopt;
 }
 
 void Store::set_gate(const std::string& run_id, const std::string& baseline, bool passed) {
