@@ -107,23 +107,20 @@ Rates simulate(const Figure& f, std::size_t m, std::size_t trials, double factor
     for (auto& t : without) t.base_from_before = t.candidate_from_before = NAN;
     history::decide(tests, {{"gpu_time", threshold}}, 0.05);
     history::decide(without, {{"gpu_time", threshold}}, 0.05);
-    const auto called = [](const auto& t) { return t.verdict == history::Change::slower || t.verdict == history::Change::faster; };
-    const auto slower = [](const auto& t) { return t.verdict == history::Change::slower; };
-    r.failed_without_run_before += std::any_of(without.begin(), without.end(), called);
-    r.gate_failed_without_run_before += std::any_of(without.begin(), without.end(), slower);
-    r.slower_without_run_before += static_cast<std::size_t>(std::count_if(without.begin(), without.end(), slower));
+    const auto is = [](history::Change change) { return [change](const history::TimingComparison& t) { return t.verdict == change; }; };
+    const auto called = [](const history::TimingComparison& t) { return t.verdict == history::Change::slower || t.verdict == history::Change::faster; };
+    const auto any = [](const auto& all, const auto& when) { return static_cast<std::size_t>(std::any_of(all.begin(), all.end(), when)); };
+    const auto count = [](const auto& all, const auto& when) { return static_cast<std::size_t>(std::count_if(all.begin(), all.end(), when)); };
     ++r.trials;
-    bool failed = false, gate_failed = false;
-    for (const auto& t : tests) {
-      ++r.tests;
-      failed = failed || t.verdict == history::Change::slower || t.verdict == history::Change::faster;
-      gate_failed = gate_failed || t.verdict == history::Change::slower;
-      r.slower += t.verdict == history::Change::slower;
-      r.same += t.verdict == history::Change::same;
-      r.inconclusive += t.verdict == history::Change::inconclusive;
-    }
-    r.failed += failed;
-    r.gate_failed += gate_failed;
+    r.tests += tests.size();
+    r.failed += any(tests, called);
+    r.gate_failed += any(tests, is(history::Change::slower));
+    r.slower += count(tests, is(history::Change::slower));
+    r.same += count(tests, is(history::Change::same));
+    r.inconclusive += count(tests, is(history::Change::inconclusive));
+    r.failed_without_run_before += any(without, called);
+    r.gate_failed_without_run_before += any(without, is(history::Change::slower));
+    r.slower_without_run_before += count(without, is(history::Change::slower));
   }
   return r;
 }
