@@ -17,7 +17,11 @@
 // 0.5%; (4) the same on a machine whose runs move by more than their processes (sigma_run 2%);
 // (5) a machine with two states, each run in one of them for its whole length (the CI machine's
 // host times), with and without the run just before the baseline, which tells a baseline that
-// stands out alone. Wherever there is a history its newest run is the one before the baseline.
+// stands out alone; (6) (3) to (5) decided as `expr run --baseline` decides, measuring once more
+// the timings called slower or inconclusive where more samples can settle it, against `expr
+// compare`, which cannot. The second measurement is drawn as a run of its own, in a machine state
+// drawn afresh: it assumes the state that moved the first does not last until the second.
+// Wherever there is a history its newest run is the one before the baseline.
 //
 //   expr_bench_gate [trials]       (fixed seed: the same figures each time)
 #include <fmt/format.h>
@@ -26,6 +30,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <random>
+#include <string>
 
 #include "history/compare.hpp"
 #include "runner/sampler.hpp"
@@ -84,12 +89,16 @@ struct Rates {
 
 // `trials` comparisons of m points, the candidate `factor` times the baseline; the noise between runs
 // from a calibration of `calibration_runs` runs or a history of `history_runs` runs, whose newest
-// is the run just before the baseline.
+// is the run just before the baseline. `gated`: decided as `expr run --baseline` decides, the
+// timings of Comparison::to_measure_again measured once more (in a run of their own) and the
+// comparison made again; otherwise as `expr compare` decides.
 Rates simulate(const Figure& f, std::size_t m, std::size_t trials, double factor, double threshold, std::size_t calibration_runs,
-               std::size_t history_runs = 0) {
+               std::size_t history_runs = 0, bool gated = false) {
   Rates r;
   for (std::size_t trial = 0; trial < trials; ++trial) {
     std::vector<history::TimingComparison> tests;
+    std::vector<outcome::Stats> bases, candidates;
+    std::vector<history::PointHistory> knowns;
     for (std::size_t i = 0; i < m; ++i) {
       auto base = measure(f, 1000), candidate = measure(f, 1000 * factor);
       if (calibration_runs > 0) {
@@ -101,11 +110,30 @@ Rates simulate(const Figure& f, std::size_t m, std::size_t trials, double factor
       for (std::size_t k = 0; k < history_runs; ++k) history.push_back(measure(f, 1000));
       auto known = history::history_noise(history);
       if (!history.empty()) known.before_base = analysis::log_figure(history.back());
-      tests.push_back(history::test_timing("point", "gpu_time", base, candidate, known));
+      tests.push_back(history::test_timing(fmt::format("p{}", i), "gpu_time", base, candidate, known));
+      bases.push_back(base);
+      candidates.push_back(candidate);
+      knowns.push_back(known);
+    }
+    history::decide(tests, {{"gpu_time", threshold}}, 0.05);
+    if (gated) {
+      history::Comparison first;
+      first.timings = tests;
+      const auto again = first.to_measure_again();
+      for (const auto& key : again) {
+        const auto i = static_cast<std::size_t>(std::stoul(key.experiment.substr(1)));
+        const auto calibrated = candidates[i];
+        candidates[i] = measure(f, 1000 * factor);
+        candidates[i].run_to_run = calibrated.run_to_run;
+        candidates[i].run_to_run_df = calibrated.run_to_run_df;
+      }
+      if (!again.empty()) {
+        for (std::size_t i = 0; i < m; ++i) tests[i] = history::test_timing(fmt::format("p{}", i), "gpu_time", bases[i], candidates[i], knowns[i]);
+        history::decide(tests, {{"gpu_time", threshold}}, 0.05);
+      }
     }
     auto without = tests;
     for (auto& t : without) t.base_from_before = t.candidate_from_before = NAN;
-    history::decide(tests, {{"gpu_time", threshold}}, 0.05);
     history::decide(without, {{"gpu_time", threshold}}, 0.05);
     const auto is = [](history::Change change) { return [change](const history::TimingComparison& t) { return t.verdict == change; }; };
     const auto called = [](const history::TimingComparison& t) { return t.verdict == history::Change::slower || t.verdict == history::Change::faster; };
@@ -123,6 +151,19 @@ Rates simulate(const Figure& f, std::size_t m, std::size_t trials, double factor
     r.slower_without_run_before += count(without, is(history::Change::slower));
   }
   return r;
+}
+
+// The CPU series' host times on the CI machine: runs moving 3%, processes 5%, samples 5%, and with
+// probability `share` a run in a second state `state` times as slow.
+Figure two_states(double state, double share) {
+  Figure f;
+  f.sigma_run = 0.03;
+  f.sigma_between = 0.05;
+  f.spread = 0.05;
+  f.rounds = 3;
+  f.other_state = state;
+  f.other_state_share = share;
+  return f;
 }
 
 // "6.1% ± 0.5%": a proportion with its binomial standard error.
@@ -187,17 +228,41 @@ int main(int argc, char** argv) {
              "trials failing the gate (slower), with the run just before the baseline and, for the same trials, without it:\n");
   for (const double state : {0.55, 1.8}) {
     for (const double share : {0.1, 0.2}) {
-      Figure f;
-      f.sigma_run = 0.03;
-      f.sigma_between = 0.05;
-      f.spread = 0.05;
-      f.rounds = 3;
-      f.other_state = state;
-      f.other_state_share = share;
+      const auto f = two_states(state, share);
       const auto r = simulate(f, 2, trials, 1.0, 0.1, 0, 5);
       fmt::print("  the other state x{}, p = {}: slower or faster {} (without {}), the gate failed {} (without {})\n", state, share,
                  proportion(r.failed, r.trials), proportion(r.failed_without_run_before, r.trials), proportion(r.gate_failed, r.trials),
                  proportion(r.gate_failed_without_run_before, r.trials));
+    }
+  }
+
+  fmt::print("\n(6) as `expr run --baseline` gates, the timings called slower or inconclusive-but-settleable measured once more "
+             "(a run of their own) before it decides, against `expr compare` on the same scenarios; trials failing the gate:\n");
+  {
+    Figure f;
+    f.sigma_between = 0.005;
+    f.spread = 0.01;
+    f.rounds = 3;
+    for (const bool gated : {false, true}) {
+      const auto aa = simulate(f, 20, trials, 1.0, 0.03, 0, 5, gated);
+      const auto power = simulate(f, 20, trials / 10, 1.05, 0.03, 0, 5, gated);
+      fmt::print("  (3) R = 3, m = 20, threshold 3%, {}: unchanged {}, +5% found (slower) in {} of tests\n", gated ? "the gate     " : "expr compare",
+                 proportion(aa.gate_failed, aa.trials), proportion(power.slower, power.tests));
+    }
+    f.sigma_run = 0.02;
+    for (const bool gated : {false, true}) {
+      const auto aa = simulate(f, 20, trials, 1.0, 0.0, 0, 5, gated);
+      fmt::print("  (4) runs moving 2%, a history of 5 runs, threshold 0, {}: unchanged {}\n", gated ? "the gate     " : "expr compare",
+                 proportion(aa.gate_failed, aa.trials));
+    }
+    f = two_states(1.8, 0.1);
+    for (const bool gated : {false, true}) {
+      const auto aa = simulate(f, 2, trials, 1.0, 0.1, 0, 5, gated);
+      auto one_state = f;
+      one_state.other_state_share = 0;
+      const auto power = simulate(one_state, 2, trials / 10, 1.2, 0.1, 0, 5, gated);
+      fmt::print("  (5) the other state x1.8, p = 0.1, {}: unchanged {}; +20% found (slower) in {} of tests on the machine in one state\n",
+                 gated ? "the gate     " : "expr compare", proportion(aa.gate_failed, aa.trials), proportion(power.slower, power.tests));
     }
   }
   return 0;

@@ -48,19 +48,34 @@ bool Comparison::regression() const {
   return count(Change::slower) > 0 || !failed.empty() || !missing.empty() || (structure_gated && structural_regressions() > 0);
 }
 
-std::vector<std::string> Comparison::inconclusive_experiments() const {
-  std::vector<std::string> out;
-  // Only where more samples could settle it: too few for the test or the interval, or a noise
-  // floor within the threshold. A timing whose noise alone is beyond its threshold, or unknown,
-  // with samples enough, stays inconclusive however often it is measured again; so does one whose
-  // baseline stands out alone, which a later run tells about, not more samples of this one.
+std::vector<TimingKey> Comparison::to_measure_again() const {
+  std::vector<TimingKey> out;
+  // Inconclusive only where more samples could settle it: too few for the test or the interval, or
+  // a noise floor within the threshold. A timing whose noise alone is beyond its threshold, or
+  // unknown, with samples enough, stays inconclusive however often it is measured again; so does one
+  // whose baseline stands out alone, which a later run tells about, not more samples of this one.
   for (const auto& t : timings) {
     const bool too_few = std::isinf(t.detectable) || !std::isfinite(t.interval.low) || !std::isfinite(t.interval.high);
-    if (t.verdict == Change::inconclusive && t.reason != baseline_alone && (too_few || t.floor <= t.threshold) &&
-        std::find(out.begin(), out.end(), t.experiment) == out.end())
-      out.push_back(t.experiment);
+    const bool settleable = t.verdict == Change::inconclusive && t.reason != baseline_alone && (too_few || t.floor <= t.threshold);
+    if (t.verdict == Change::slower || settleable) out.push_back({t.experiment, t.metric});
   }
   return out;
+}
+
+void note_second_measurement(const Comparison& first, Comparison& again) {
+  for (const auto& f : first.timings) {
+    if (f.verdict != Change::slower) continue;
+    const auto a = std::find_if(again.timings.begin(), again.timings.end(),
+                                [&](const auto& t) { return t.experiment == f.experiment && t.metric == f.metric; });
+    if (a == again.timings.end()) continue;
+    if (a->verdict == Change::slower)
+      again.notes.push_back(fmt::format("{} {}: slower in both measurements ({:+.2f}%, then {:+.2f}%)", f.experiment, f.metric, 100 * f.change,
+                                        100 * a->change));
+    else
+      again.notes.push_back(fmt::format("{} {}: slower at first ({:+.2f}%), {} measured once more ({:+.2f}%): not a regression until two "
+                                        "measurements show it",
+                                        f.experiment, f.metric, 100 * f.change, to_string(a->verdict), 100 * a->change));
+  }
 }
 
 namespace {

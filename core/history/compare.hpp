@@ -69,6 +69,12 @@ struct CompareOptions {
   std::string run_before_base;  // the id of the run PointHistory::before_base comes from; empty when none
 };
 
+// One timing of one experiment: "sdpa[seq=2048]", "gpu_time".
+struct TimingKey {
+  std::string experiment, metric;
+  bool operator==(const TimingKey&) const = default;
+};
+
 struct TimingComparison {
   std::string experiment, metric;
   double base_median = 0, candidate_median = 0;
@@ -138,10 +144,16 @@ struct Comparison {
   std::size_t blind() const;
   std::size_t structural_regressions() const;
   bool regression() const;  // the gate fails
-  // The experiments with a timing still inconclusive that more samples could settle (too few
-  // samples, or its noise floor within its threshold), for re-measuring.
-  std::vector<std::string> inconclusive_experiments() const;
+  // The timings the gate measures once more before it decides: each called slower, which a second
+  // measurement must call slower too (one run alone in a slower state of the machine than any
+  // before it looks like a regression), and each inconclusive that more samples could settle (too
+  // few samples, or its noise floor within its threshold). In the order of `timings`.
+  std::vector<TimingKey> to_measure_again() const;
 };
+
+// The notes on a comparison made again with timings measured once more (`again`), for each timing
+// that `first` called slower: whether the second measurement showed it too.
+void note_second_measurement(const Comparison& first, Comparison& again);
 
 // One timing of one experiment tested, before the verdict: the change, its interval, the U test's
 // p-value, and its noise (TimingComparison::noise) from both runs' rounds, `history` (other runs of

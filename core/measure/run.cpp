@@ -60,29 +60,46 @@ Executed SeriesRun::execute() {
   });
 }
 
-// Measures `again` once more, exactly these points, into RUN_DIR/remeasured, each new measurement
-// taking the place of the first in `candidate` and in the history.
-std::vector<std::string> SeriesRun::remeasure(const std::vector<std::string>& again, const report::RunResult& run, history::RunRecord& candidate) {
-  session::note("\nmeasuring {} inconclusive experiment{} once more: {}", again.size(), again.size() == 1 ? "" : "s", fmt::join(again, ", "));
+// Measures the experiments of `first.to_measure_again()` once more, into RUN_DIR/remeasured. Each
+// of those timings takes its new measurement's place in `candidate` and in the history; the
+// experiment's other timings and its trace stay as first measured, so that no timing is called
+// slower on one measurement where the gate asks for two. An experiment that does not finish the
+// second time takes its place whole: that it failed is the gate's to see.
+std::vector<std::string> SeriesRun::remeasure(const history::Comparison& first, const report::RunResult& run, history::RunRecord& candidate) {
+  const auto again = first.to_measure_again();
+  std::vector<std::string> experiments;
+  for (const auto& key : again)
+    if (std::find(experiments.begin(), experiments.end(), key.experiment) == experiments.end()) experiments.push_back(key.experiment);
+  if (experiments.empty()) return experiments;
+  const auto slower = first.count(history::Change::slower);  // each of them is measured again
+  std::vector<std::string> why;
+  if (slower > 0) why.push_back(fmt::format("{} timing{} called slower, which a second measurement must show too", slower, slower == 1 ? "" : "s"));
+  if (again.size() > slower)
+    why.push_back(fmt::format("{} inconclusive that more samples can settle", again.size() - slower));
+  session::note("\nmeasuring {} experiment{} once more ({}): {}", experiments.size(), experiments.size() == 1 ? "" : "s", fmt::join(why, "; "),
+                fmt::join(experiments, ", "));
   // All of this run's shard: no shard to choose.
   auto request = prepared_.request;
   request.shard.reset();
   auto loaded = session::load_request(request.series, request, nullptr, nullptr);
-  request.filter = util::exactly(again);
+  request.filter = util::exactly(experiments);
   Execution quiet = how_;
-  quiet.store = nullptr;  // the new measurements replace the first ones below, in this run
+  quiet.store = nullptr;  // the new measurements are merged into this run below
   quiet.terminal_report = false;
   const auto second = session::or_stop(Status::cannot_write, [&] {
     return execute_new(loaded, run.series_file, report::RunDirectory(run.run_dir / "remeasured"), request, false, probe_, quiet);
   });
   for (const auto& e : second.run.experiments) {
-    if (std::find(again.begin(), again.end(), e.measurement.experiment) == again.end()) continue;
     auto record = history::snapshot(e);
-    if (how_.store) session::or_stop(Status::cannot_write, [&] { how_.store->record_experiment(run.id, record); });
-    for (auto& c : candidate.experiments)
-      if (c.identity == record.identity) c = record;
+    auto kept = std::find_if(candidate.experiments.begin(), candidate.experiments.end(), [&](const auto& c) { return c.identity == record.identity; });
+    if (kept == candidate.experiments.end()) continue;
+    if (record.status != outcome::Status::ok) *kept = record;
+    else
+      for (const auto& key : again)
+        if (key.experiment == record.identity && record.timings.count(key.metric)) kept->timings[key.metric] = record.timings.at(key.metric);
+    if (how_.store) session::or_stop(Status::cannot_write, [&] { how_.store->record_experiment(run.id, *kept); });
   }
-  return again;
+  return experiments;
 }
 
 Gated SeriesRun::gate(Executed& x) {
@@ -94,9 +111,11 @@ Gated SeriesRun::gate(Executed& x) {
   const bool comparable = session::or_stop(Status::cannot_write, [&] {
     try {
       g.comparison = history::compare(*base_, candidate, options);
-      if (const auto again = g.comparison->inconclusive_experiments(); !again.empty()) {
-        g.remeasured = remeasure(again, run, candidate);
-        g.comparison = history::compare(*base_, candidate, options);
+      g.remeasured = remeasure(*g.comparison, run, candidate);
+      if (!g.remeasured.empty()) {
+        auto again = history::compare(*base_, candidate, options);
+        history::note_second_measurement(*g.comparison, again);
+        g.comparison = std::move(again);
       }
       return true;
     } catch (const history::Incomparable& e) {

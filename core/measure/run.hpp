@@ -22,7 +22,7 @@ namespace expr::measure {
 struct Gated {
   std::optional<history::Comparison> comparison;  // absent when the baseline could not be compared
   session::Status status = session::Status::ok;   // ok, regression, or bad_input when it could not be compared
-  std::vector<std::string> remeasured;            // the inconclusive experiments measured once more
+  std::vector<std::string> remeasured;            // the experiments measured once more (Comparison::to_measure_again)
 };
 
 // One `expr run`, prepared (session::prepare_run): the baseline found, the devices probed, the
@@ -38,9 +38,10 @@ class SeriesRun {
   // written, or is refused.
   Executed execute();
   bool gated() const { return base_.has_value(); }
-  // The finished run against its baseline: inconclusive experiments are measured once more (into
-  // RUN_DIR/remeasured, their new measurements taking the place of the first ones in the
-  // comparison and the history), then the gate decides; the comparison goes to summary.md and
+  // The finished run against its baseline: the experiments with a timing called slower, or
+  // inconclusive where more samples can settle it, are measured once more (into RUN_DIR/remeasured,
+  // those timings' new measurements taking the place of the first ones in the comparison and the
+  // history), then the gate decides; the comparison goes to summary.md and
   // junit.xml, the verdict to the history (an error there into executed.history_error). Stops with
   // cannot_write when the second measurement cannot be written.
   Gated gate(Executed& executed);
@@ -50,7 +51,7 @@ class SeriesRun {
   const report::RunDirectory& dir() const { return *prepared_.dir; }
 
  private:
-  std::vector<std::string> remeasure(const std::vector<std::string>& again, const report::RunResult& run, history::RunRecord& candidate);
+  std::vector<std::string> remeasure(const history::Comparison& first, const report::RunResult& run, history::RunRecord& candidate);
 
   const session::RunArgs& args_;
   session::PreparedRun prepared_;

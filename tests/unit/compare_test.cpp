@@ -222,7 +222,7 @@ TEST_CASE("a baseline that stands out alone from the run before it: a candidate 
   c.timings = {judged(base, candidate, 0.2, 1, history)};
   REQUIRE(c.timings.front().reason == t.reason);
   REQUIRE(c.timings.front().floor <= 0.2);
-  CHECK(c.inconclusive_experiments().empty());
+  CHECK(c.to_measure_again().empty());
   // A candidate beyond the floor from that run too moved: slower.
   CHECK(judged(base, figure(12, 20, 3, 0.05), 0.1, 1, history).verdict == Change::slower);
   // A baseline that did not move from the run before it, or moved the same way as the change, is
@@ -286,4 +286,37 @@ TEST_CASE("timings inconclusive for one reason are reported on one line, the fir
   CHECK(text.find("a gpu_time, b gpu_time, c gpu_time and 2 more: inconclusive: noise between runs unknown") != std::string::npos);
   CHECK(text.find("d gpu_time: inconclusive") == std::string::npos);
   CHECK(history::markdown(c).find("- a gpu_time, b gpu_time, c gpu_time and 2 more: inconclusive: noise between runs unknown") != std::string::npos);
+}
+
+TEST_CASE("the gate measures once more what it called slower and what more samples can settle, and notes what the second measurement showed") {
+  const auto base = figure(100, 20, 3);
+  history::Comparison first;
+  first.timings = {history::test_timing("slower", "gpu_time", base, figure(120, 20, 3), runs_moving(0.005)),
+                   history::test_timing("same", "gpu_time", base, figure(100.5, 20, 3), runs_moving(0.005)),
+                   history::test_timing("few", "gpu_time", figure(100, 4), figure(101, 4), runs_moving(0.005)),
+                   history::test_timing("noisy", "host_time", base, figure(120, 20, 3), runs_moving(0.3))};
+  const std::map<std::string, double> thresholds{{"gpu_time", 0.03}, {"host_time", 0.1}};
+  history::decide(first.timings, thresholds, 0.05);
+  REQUIRE(first.timings[0].verdict == Change::slower);
+  REQUIRE(first.timings[1].verdict == Change::same);
+  REQUIRE(first.timings[2].verdict == Change::inconclusive);
+  REQUIRE(first.timings[3].verdict == Change::inconclusive);
+  REQUIRE(first.timings[3].floor > 0.1);
+  // Slower, to be confirmed; too few samples, to be settled. Not the same, and not a timing whose
+  // noise alone is beyond its threshold: more samples would not change what it says.
+  CHECK(first.to_measure_again() == std::vector<history::TimingKey>{{"slower", "gpu_time"}, {"few", "gpu_time"}});
+
+  auto again = first;
+  again.timings[0] = history::test_timing("slower", "gpu_time", base, figure(100.2, 20, 3), runs_moving(0.005));
+  history::decide(again.timings, thresholds, 0.05);
+  REQUIRE(again.timings[0].verdict == Change::same);
+  history::note_second_measurement(first, again);
+  REQUIRE(again.notes.size() == 1);
+  CHECK(again.notes[0] == "slower gpu_time: slower at first (+20.00%), same measured once more (+0.20%): not a regression until two measurements show it");
+  CHECK(!again.regression());
+
+  auto confirmed = first;
+  history::note_second_measurement(first, confirmed);
+  CHECK(confirmed.notes == std::vector<std::string>{"slower gpu_time: slower in both measurements (+20.00%, then +20.00%)"});
+  CHECK(confirmed.regression());
 }
