@@ -51,12 +51,15 @@ bool Comparison::regression() const {
 std::vector<TimingKey> Comparison::to_measure_again() const {
   std::vector<TimingKey> out;
   // Inconclusive only where more samples could settle it: too few for the test or the interval, or
-  // a noise floor within the threshold. A timing whose noise alone is beyond its threshold, or
-  // unknown, with samples enough, stays inconclusive however often it is measured again; so does one
-  // whose baseline stands out alone, which a later run tells about, not more samples of this one.
+  // a noise floor within the threshold. A timing whose noise alone is beyond its threshold stays
+  // inconclusive however often it is measured again; so does one whose noise between runs is
+  // unknown (another measurement of this run adds no run to the history), and one whose baseline
+  // stands out alone, which a later run tells about, not more samples of this one.
   for (const auto& t : timings) {
+    const bool noise_known = std::isfinite(t.floor);
     const bool too_few = std::isinf(t.detectable) || !std::isfinite(t.interval.low) || !std::isfinite(t.interval.high);
-    const bool settleable = t.verdict == Change::inconclusive && t.reason != baseline_alone && (too_few || t.floor <= t.threshold);
+    const bool settleable =
+        t.verdict == Change::inconclusive && noise_known && t.reason != baseline_alone && (too_few || t.floor <= t.threshold);
     if (t.verdict == Change::slower || settleable) out.push_back({t.experiment, t.metric});
   }
   return out;

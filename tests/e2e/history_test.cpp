@@ -430,9 +430,11 @@ TEST_CASE("a timing slower only while the run's first worker measured it does no
 
 TEST_CASE("an inconclusive point is measured once more before the gate decides, and does not fail it" * e2e::runs_experiments) {
   const auto dir = e2e::scratch("history_remeasure");
-  // Three samples a run, one in each of three rounds: the rounds tell the noise between processes,
+  // Three samples a run, one in each of three rounds: the calibration tells the noise between runs,
   // small beside the threshold, but three samples bound no interval of the median, so more samples
-  // could settle it and the point is measured again (one with noise beyond its threshold is not).
+  // could settle it and the point is measured again (one with noise beyond its threshold, or
+  // unknown, is not).
+  calibrate(dir);
   const auto few = std::regex_replace(waiting(100), std::regex("iterations: \\{[^}]*\\}"),
                                       "iterations: {warmup: 1, traced: 1, min_samples: 3, min_time: 0, max_time: 1, max_noise: 100%, rounds: 3}");
   record(dir, "base", few);

@@ -294,7 +294,8 @@ TEST_CASE("the gate measures once more what it called slower and what more sampl
   first.timings = {history::test_timing("slower", "gpu_time", base, figure(120, 20, 3), runs_moving(0.005)),
                    history::test_timing("same", "gpu_time", base, figure(100.5, 20, 3), runs_moving(0.005)),
                    history::test_timing("few", "gpu_time", figure(100, 4), figure(101, 4), runs_moving(0.005)),
-                   history::test_timing("noisy", "host_time", base, figure(120, 20, 3), runs_moving(0.3))};
+                   history::test_timing("noisy", "host_time", base, figure(120, 20, 3), runs_moving(0.3)),
+                   history::test_timing("unknown", "gpu_time", figure(100, 4), figure(101, 4))};
   const std::map<std::string, double> thresholds{{"gpu_time", 0.03}, {"host_time", 0.1}};
   history::decide(first.timings, thresholds, 0.05);
   REQUIRE(first.timings[0].verdict == Change::slower);
@@ -302,8 +303,11 @@ TEST_CASE("the gate measures once more what it called slower and what more sampl
   REQUIRE(first.timings[2].verdict == Change::inconclusive);
   REQUIRE(first.timings[3].verdict == Change::inconclusive);
   REQUIRE(first.timings[3].floor > 0.1);
-  // Slower, to be confirmed; too few samples, to be settled. Not the same, and not a timing whose
-  // noise alone is beyond its threshold: more samples would not change what it says.
+  REQUIRE(first.timings[4].verdict == Change::inconclusive);
+  REQUIRE(!first.timings[4].noise.known());
+  // Slower, to be confirmed; too few samples, to be settled. Not the same, not a timing whose noise
+  // alone is beyond its threshold, and not one whose noise between runs is unknown, too few samples
+  // or not: another measurement of the run would not change what they say.
   CHECK(first.to_measure_again() == std::vector<history::TimingKey>{{"slower", "gpu_time"}, {"few", "gpu_time"}});
 
   auto again = first;
