@@ -90,6 +90,8 @@ std::vector<std::string> SeriesRun::remeasure(const history::Comparison& first, 
     return execute_new(loaded, run.series_file, report::RunDirectory(run.run_dir / "remeasured"), request, false, probe_, quiet);
   });
   for (const auto& e : second.run.experiments) {
+    // The run lists every experiment of the series, those the filter left out as skipped.
+    if (std::find(experiments.begin(), experiments.end(), e.measurement.experiment) == experiments.end()) continue;
     auto record = history::snapshot(e);
     auto kept = std::find_if(candidate.experiments.begin(), candidate.experiments.end(), [&](const auto& c) { return c.identity == record.identity; });
     if (kept == candidate.experiments.end()) continue;
