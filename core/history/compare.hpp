@@ -69,12 +69,6 @@ struct CompareOptions {
   std::string run_before_base;  // the id of the run PointHistory::before_base comes from; empty when none
 };
 
-// One timing of one experiment: "sdpa[seq=2048]", "gpu_time".
-struct TimingKey {
-  std::string experiment, metric;
-  bool operator==(const TimingKey&) const = default;
-};
-
 struct TimingComparison {
   std::string experiment, metric;
   double base_median = 0, candidate_median = 0;

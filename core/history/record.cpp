@@ -4,9 +4,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
 
 #include "report/run_directory.hpp"
 #include "series/plan.hpp"
+#include "util/atomic_file.hpp"
 
 namespace expr::history {
 
@@ -92,6 +96,12 @@ RunRecord snapshot(const report::RunResult& run, const series::Gates& gates) {
   return r;
 }
 
+namespace {
+
+std::filesystem::path taken_file(const std::filesystem::path& remeasured_dir) { return remeasured_dir / "taken.json"; }
+
+}  // namespace
+
 RunRecord read_run_directory(const std::filesystem::path& dir) {
   const report::RunDirectory rd(dir);
   const auto run = rd.read();
@@ -104,7 +114,41 @@ RunRecord read_run_directory(const std::filesystem::path& dir) {
   }
   auto record = snapshot(run, gates);
   if (record.id.empty()) record.id = dir.string();  // runs recorded before results.json named them
+  if (const auto file = taken_file(rd.remeasured()); std::filesystem::exists(file)) {
+    std::vector<TimingKey> taken;
+    try {
+      std::ifstream in(file);
+      const auto json = nlohmann::json::parse(in);
+      for (const auto& t : json.at("timings")) taken.push_back({t.at("experiment").get<std::string>(), t.at("metric").get<std::string>()});
+    } catch (const nlohmann::json::exception& e) {
+      throw std::runtime_error(fmt::format("{}: {}", file.string(), e.what()));
+    }
+    take_second_measurement(record, snapshot(report::RunDirectory(rd.remeasured()).read(), gates), taken);
+  }
   return record;
+}
+
+std::vector<std::string> take_second_measurement(RunRecord& run, const RunRecord& again, const std::vector<TimingKey>& taken) {
+  std::vector<std::string> changed;
+  for (const auto& second : again.experiments) {
+    // `again` lists every experiment of the series, those its filter left out as skipped.
+    const auto named = [&](const TimingKey& key) { return key.experiment == second.identity; };
+    if (std::none_of(taken.begin(), taken.end(), named)) continue;
+    const auto first = std::find_if(run.experiments.begin(), run.experiments.end(), [&](const auto& e) { return e.identity == second.identity; });
+    if (first == run.experiments.end()) continue;
+    if (second.status != outcome::Status::ok) *first = second;
+    else
+      for (const auto& key : taken)
+        if (named(key) && second.timings.count(key.metric)) first->timings[key.metric] = second.timings.at(key.metric);
+    changed.push_back(second.identity);
+  }
+  return changed;
+}
+
+void write_taken(const std::filesystem::path& remeasured_dir, const std::vector<TimingKey>& taken) {
+  auto timings = nlohmann::json::array();
+  for (const auto& t : taken) timings.push_back({{"experiment", t.experiment}, {"metric", t.metric}});
+  util::write_atomically(taken_file(remeasured_dir), nlohmann::json{{"timings", timings}}.dump(2) + "\n");
 }
 
 std::string machine_fingerprint(const std::map<std::string, std::string>& environment) {

@@ -39,6 +39,12 @@ struct ExperimentRecord {
   analysis::Structure structure;
 };
 
+// One timing of one experiment: "sdpa[seq=2048]", "gpu_time".
+struct TimingKey {
+  std::string experiment, metric;
+  bool operator==(const TimingKey&) const = default;
+};
+
 struct RunRecord {
   std::string id;
   std::string series, series_file, run_dir;
@@ -59,8 +65,19 @@ ExperimentRecord snapshot(const report::ExperimentResult& e);
 std::vector<VerdictRecord> verdicts(const report::RunResult& run);
 // The whole run, `gates` being those of its series.
 RunRecord snapshot(const report::RunResult& run, const series::Gates& gates);
-// A run directory read back: its results.json, the gates of its series.yaml copy.
+// A run directory read back: its results.json, the gates of its series.yaml copy, and where the
+// gate of `expr run --baseline` measured timings once more, the second measurement of those
+// (take_second_measurement), as the gate compared the run and the history keeps it.
 RunRecord read_run_directory(const std::filesystem::path& dir);
+
+// Some experiments of `run` measured once more (`again`, a run of those alone) take the place of
+// the first measurement: each timing of `taken`, or the whole experiment where it did not finish the
+// second time (that it failed is the gate's to see). Their other timings and traces stay as first
+// measured. Returns the experiments of `run` it changed.
+std::vector<std::string> take_second_measurement(RunRecord& run, const RunRecord& again, const std::vector<TimingKey>& taken);
+// RUN_DIR/remeasured/taken.json, which says what the second measurement in RUN_DIR/remeasured
+// took the place of: written by the gate, read by read_run_directory. Throws std::runtime_error.
+void write_taken(const std::filesystem::path& remeasured_dir, const std::vector<TimingKey>& taken);
 
 // The environment keys that identify the machine a timing belongs to. Two runs that differ in one
 // of them are not compared (unless asked to, loudly): another GPU model, driver, CUDA runtime or

@@ -60,11 +60,11 @@ Executed SeriesRun::execute() {
   });
 }
 
-// Measures the experiments of `first.to_measure_again()` once more, into RUN_DIR/remeasured. Each
-// of those timings takes its new measurement's place in `candidate` and in the history; the
-// experiment's other timings and its trace stay as first measured, so that no timing is called
-// slower on one measurement where the gate asks for two. An experiment that does not finish the
-// second time takes its place whole: that it failed is the gate's to see.
+// Measures the experiments of `first.to_measure_again()` once more, into RUN_DIR/remeasured, and
+// those timings take the second measurement's place in `candidate`, in the history and, through
+// RUN_DIR/remeasured/taken.json, in the run directory read back (history::take_second_measurement):
+// the experiments' other timings stay as first measured, so that no timing is called slower on one
+// measurement where the gate asks for two.
 std::vector<std::string> SeriesRun::remeasure(const history::Comparison& first, const report::RunResult& run, history::RunRecord& candidate) {
   const auto again = first.to_measure_again();
   std::vector<std::string> experiments;
@@ -83,24 +83,16 @@ std::vector<std::string> SeriesRun::remeasure(const history::Comparison& first, 
   request.shard.reset();
   auto loaded = session::load_request(request.series, request, nullptr, nullptr);
   request.filter = util::exactly(experiments);
+  const auto remeasured = report::RunDirectory(run.run_dir).remeasured();
   Execution quiet = how_;
   quiet.store = nullptr;  // the new measurements are merged into this run below
   quiet.terminal_report = false;
   const auto second = session::or_stop(Status::cannot_write, [&] {
-    return execute_new(loaded, run.series_file, report::RunDirectory(run.run_dir / "remeasured"), request, false, probe_, quiet);
+    return execute_new(loaded, run.series_file, report::RunDirectory(remeasured), request, false, probe_, quiet);
   });
-  for (const auto& e : second.run.experiments) {
-    // The run lists every experiment of the series, those the filter left out as skipped.
-    if (std::find(experiments.begin(), experiments.end(), e.measurement.experiment) == experiments.end()) continue;
-    auto record = history::snapshot(e);
-    auto kept = std::find_if(candidate.experiments.begin(), candidate.experiments.end(), [&](const auto& c) { return c.identity == record.identity; });
-    if (kept == candidate.experiments.end()) continue;
-    if (record.status != outcome::Status::ok) *kept = record;
-    else
-      for (const auto& key : again)
-        if (key.experiment == record.identity && record.timings.count(key.metric)) kept->timings[key.metric] = record.timings.at(key.metric);
-    if (how_.store) session::or_stop(Status::cannot_write, [&] { how_.store->record_experiment(run.id, *kept); });
-  }
+  session::or_stop(Status::cannot_write, [&] { history::write_taken(remeasured, again); });
+  for (const auto& identity : history::take_second_measurement(candidate, history::snapshot(second.run, prepared_.loaded.plan.gates), again))
+    if (how_.store) session::or_stop(Status::cannot_write, [&] { how_.store->record_experiment(run.id, *candidate.find(identity)); });
   return experiments;
 }
 

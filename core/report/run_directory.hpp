@@ -97,6 +97,8 @@ class RunDirectory {
   std::filesystem::path plan() const { return root_ / "plan.json"; }
   std::filesystem::path log() const { return root_ / "expr.log"; }
   std::filesystem::path traces() const { return root_ / "traces"; }
+  // The run directory of the experiments the gate measured once more (expr run --baseline).
+  std::filesystem::path remeasured() const { return root_ / "remeasured"; }
   // An experiment's folders are named after it; a name that is no file name (util/paths.hpp) is
   // refused with std::runtime_error, so none leads outside the directory.
   std::filesystem::path chrome_trace(const std::string& name) const { return traces() / folder(name) / "expr.pt.trace.json"; }

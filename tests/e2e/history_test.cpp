@@ -426,8 +426,11 @@ TEST_CASE("a timing slower only while the run's first worker measured it does no
   const auto again = e2e::experiment(e2e::read_json(dir / "once" / "remeasured" / "results.json"), "w").at("timing").at("host").at("median_ns").get<double>();
   CHECK(first > 1.2 * again);
   // The history, which the next night's gate reads, keeps the second measurement; the run
-  // directory keeps both (results.json and remeasured/).
+  // directory keeps both, and read back it is the run the gate compared.
   o = e2e::expr(dir, "compare @last~1 @last --history history.sqlite");
+  CHECK(o.exit_code == 0);
+  CHECK(has(row(o.out, "host_time"), "same"));
+  o = e2e::expr(dir, "compare base once --history history.sqlite");
   CHECK(o.exit_code == 0);
   CHECK(has(row(o.out, "host_time"), "same"));
 }
