@@ -140,8 +140,9 @@ struct Comparison {
   bool regression() const;  // the gate fails
   // The timings the gate measures once more before it decides: each called slower, which a second
   // measurement must call slower too (one run alone in a slower state of the machine than any
-  // before it looks like a regression), and each inconclusive that more samples could settle (too
-  // few samples, or its noise floor within its threshold). In the order of `timings`.
+  // before it looks like a regression), and each inconclusive that more samples could settle (its
+  // noise between runs known, and too few samples or its noise floor within its threshold). In the
+  // order of `timings`.
   std::vector<TimingKey> to_measure_again() const;
 };
 
