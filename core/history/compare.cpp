@@ -65,19 +65,23 @@ std::vector<TimingKey> Comparison::to_measure_again() const {
   return out;
 }
 
-void note_second_measurement(const Comparison& first, Comparison& again) {
-  for (const auto& f : first.timings) {
-    if (f.verdict != Change::slower) continue;
-    const auto a = std::find_if(again.timings.begin(), again.timings.end(),
-                                [&](const auto& t) { return t.experiment == f.experiment && t.metric == f.metric; });
-    if (a == again.timings.end()) continue;
-    if (a->verdict == Change::slower)
-      again.notes.push_back(fmt::format("{} {}: slower in both measurements ({:+.2f}%, then {:+.2f}%)", f.experiment, f.metric, 100 * f.change,
-                                        100 * a->change));
+void judge_second_measurement(const Comparison& first, Comparison& again, const std::vector<TimingKey>& taken) {
+  for (auto& a : again.timings) {
+    const auto f = std::find_if(first.timings.begin(), first.timings.end(),
+                                [&](const auto& t) { return t.experiment == a.experiment && t.metric == a.metric; });
+    if (f == first.timings.end()) continue;
+    if (std::find(taken.begin(), taken.end(), TimingKey{a.experiment, a.metric}) == taken.end()) {
+      a = *f;
+      continue;
+    }
+    if (f->verdict != Change::slower) continue;
+    if (a.verdict == Change::slower)
+      again.notes.push_back(fmt::format("{} {}: slower in both measurements ({:+.2f}%, then {:+.2f}%)", f->experiment, f->metric, 100 * f->change,
+                                        100 * a.change));
     else
       again.notes.push_back(fmt::format("{} {}: slower at first ({:+.2f}%), {} measured once more ({:+.2f}%): not a regression until two "
                                         "measurements show it",
-                                        f.experiment, f.metric, 100 * f.change, to_string(a->verdict), 100 * a->change));
+                                        f->experiment, f->metric, 100 * f->change, to_string(a.verdict), 100 * a.change));
   }
 }
 

@@ -146,9 +146,12 @@ struct Comparison {
   std::vector<TimingKey> to_measure_again() const;
 };
 
-// The notes on a comparison made again with timings measured once more (`again`), for each timing
-// that `first` called slower: whether the second measurement showed it too.
-void note_second_measurement(const Comparison& first, Comparison& again);
+// The comparison `again`, made again after the timings `taken` (first.to_measure_again()) were
+// measured once more, as the gate decides on it: a timing not measured again keeps its verdict
+// from `first` (the others' new figures may move the pooled noise and Holm's order, but it has
+// one measurement and keeps what that said), and the notes say, for each timing `first` called
+// slower, whether the second measurement showed it too.
+void judge_second_measurement(const Comparison& first, Comparison& again, const std::vector<TimingKey>& taken);
 
 // One timing of one experiment tested, before the verdict: the change, its interval, the U test's
 // p-value, and its noise (TimingComparison::noise) from both runs' rounds, `history` (other runs of

@@ -108,7 +108,7 @@ Gated SeriesRun::gate(Executed& x) {
       g.remeasured = remeasure(*g.comparison, run, candidate);
       if (!g.remeasured.empty()) {
         auto again = history::compare(*base_, candidate, options);
-        history::note_second_measurement(*g.comparison, again);
+        history::judge_second_measurement(*g.comparison, again, g.comparison->to_measure_again());
         g.comparison = std::move(again);
       }
       return true;

@@ -288,7 +288,7 @@ TEST_CASE("timings inconclusive for one reason are reported on one line, the fir
   CHECK(history::markdown(c).find("- a gpu_time, b gpu_time, c gpu_time and 2 more: inconclusive: noise between runs unknown") != std::string::npos);
 }
 
-TEST_CASE("the gate measures once more what it called slower and what more samples can settle, and notes what the second measurement showed") {
+TEST_CASE("the gate measures once more what it called slower and what more samples can settle, judges only those again, and notes what the second measurement showed") {
   const auto base = figure(100, 20, 3);
   history::Comparison first;
   first.timings = {history::test_timing("slower", "gpu_time", base, figure(120, 20, 3), runs_moving(0.005)),
@@ -314,13 +314,17 @@ TEST_CASE("the gate measures once more what it called slower and what more sampl
   again.timings[0] = history::test_timing("slower", "gpu_time", base, figure(100.2, 20, 3), runs_moving(0.005));
   history::decide(again.timings, thresholds, 0.05);
   REQUIRE(again.timings[0].verdict == Change::same);
-  history::note_second_measurement(first, again);
+  // A timing not measured again keeps its first verdict, whatever the others' new figures did to
+  // the pooled noise and Holm's order: it still has one measurement.
+  again.timings[1].verdict = Change::slower;
+  history::judge_second_measurement(first, again, first.to_measure_again());
+  CHECK(again.timings[1].verdict == Change::same);
   REQUIRE(again.notes.size() == 1);
   CHECK(again.notes[0] == "slower gpu_time: slower at first (+20.00%), same measured once more (+0.20%): not a regression until two measurements show it");
   CHECK(!again.regression());
 
   auto confirmed = first;
-  history::note_second_measurement(first, confirmed);
+  history::judge_second_measurement(first, confirmed, first.to_measure_again());
   CHECK(confirmed.notes == std::vector<std::string>{"slower gpu_time: slower in both measurements (+20.00%, then +20.00%)"});
   CHECK(confirmed.regression());
 }
