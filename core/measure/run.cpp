@@ -60,13 +60,13 @@ Executed SeriesRun::execute() {
   });
 }
 
-// Measures the experiments of `first.to_measure_again()` once more, into RUN_DIR/remeasured, and
-// those timings take the second measurement's place in `candidate`, in the history and, through
+// Measures the experiments of `again` (first.to_measure_again()) once more, into RUN_DIR/remeasured,
+// and those timings take the second measurement's place in `candidate`, in the history and, through
 // RUN_DIR/remeasured/taken.json, in the run directory read back (history::take_second_measurement):
 // the experiments' other timings stay as first measured, so that no timing is called slower on one
 // measurement where the gate asks for two.
-std::vector<std::string> SeriesRun::remeasure(const history::Comparison& first, const report::RunResult& run, history::RunRecord& candidate) {
-  const auto again = first.to_measure_again();
+std::vector<std::string> SeriesRun::remeasure(const history::Comparison& first, const std::vector<history::TimingKey>& again,
+                                              const report::RunResult& run, history::RunRecord& candidate) {
   std::vector<std::string> experiments;
   for (const auto& key : again)
     if (std::find(experiments.begin(), experiments.end(), key.experiment) == experiments.end()) experiments.push_back(key.experiment);
@@ -105,10 +105,11 @@ Gated SeriesRun::gate(Executed& x) {
   const bool comparable = session::or_stop(Status::cannot_write, [&] {
     try {
       g.comparison = history::compare(*base_, candidate, options);
-      g.remeasured = remeasure(*g.comparison, run, candidate);
+      const auto taken = g.comparison->to_measure_again();
+      g.remeasured = remeasure(*g.comparison, taken, run, candidate);
       if (!g.remeasured.empty()) {
         auto again = history::compare(*base_, candidate, options);
-        history::judge_second_measurement(*g.comparison, again, g.comparison->to_measure_again());
+        history::judge_second_measurement(*g.comparison, again, taken);
         g.comparison = std::move(again);
       }
       return true;

@@ -51,7 +51,8 @@ class SeriesRun {
   const report::RunDirectory& dir() const { return *prepared_.dir; }
 
  private:
-  std::vector<std::string> remeasure(const history::Comparison& first, const report::RunResult& run, history::RunRecord& candidate);
+  std::vector<std::string> remeasure(const history::Comparison& first, const std::vector<history::TimingKey>& again, const report::RunResult& run,
+                                     history::RunRecord& candidate);
 
   const session::RunArgs& args_;
   session::PreparedRun prepared_;
