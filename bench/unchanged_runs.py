@@ -44,9 +44,9 @@ def run(expr, series, run_dir, history, extra, gated):
     return wall, done
 
 
-def verdicts(what, done):
+def verdicts(what, done, exits):
     found = VERDICTS.search(done.stdout)
-    if done.returncode not in (0, 1, 5) or not found:
+    if done.returncode not in exits or not found:
         sys.exit(f"unchanged_runs: {what} exited {done.returncode} without a gate verdict:\n{done.stdout[-3000:]}")
     gate, slower, faster, same, inconclusive = found.groups()
     return {"exit": done.returncode, "fails": gate == "fails", "slower": int(slower), "faster": int(faster), "same": int(same),
@@ -55,7 +55,7 @@ def verdicts(what, done):
 
 def compare(expr, base, new, history):
     done = subprocess.run([expr, "compare", base, new, "--history", history], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    return verdicts(f"expr compare {base} {new}", done)
+    return verdicts(f"expr compare {base} {new}", done, (0, 5))
 
 
 def main():
@@ -87,7 +87,7 @@ def main():
             # Compared as a nightly job compares, as soon as the later run exists: the history then
             # holds the runs up to it, not those after.
             for i in [i for i, later in pairs if later == j]:
-                c = verdicts(f"expr run {a.series} --baseline @last", done) if a.gated else compare(a.expr, dirs[i], d, history)
+                c = verdicts(f"expr run {a.series} --baseline @last", done, (0, 1, 5)) if a.gated else compare(a.expr, dirs[i], d, history)
                 figures = c["slower"] + c["faster"] + c["same"] + c["inconclusive"]
                 failed += c["fails"]
                 called += c["slower"] + c["faster"]
