@@ -162,6 +162,7 @@ int show(const fs::path& run_dir, const std::string& program, bool all) {
                return report::terminal_report(run, ::isatty(STDOUT_FILENO), all ? run.experiments.size() : report::listed_at_most);
              }));
   print_incomplete(run, run_dir, program);
+  if (fs::exists(dir.gate())) fmt::print("\n{}", session::file_text(dir.gate()));
   const auto self = shell_word(run_dir.string());
   const auto series_file = run.series_file.empty() ? std::string("SERIES.yaml") : shell_word(run.series_file);
   print_ending(dir, {{fmt::format("{} run {} --baseline {}", shell_word(program), series_file, self), "run the series again, gated against this run"},

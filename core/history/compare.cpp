@@ -505,17 +505,6 @@ std::string method(const Comparison& c) {
                      c.structure_gated ? "fail" : "do not fail");
 }
 
-std::string verdict_line(const Comparison& c) {
-  const auto summary = fmt::format("{} slower, {} faster, {} same, {} inconclusive ({} of {} timing{} could not detect a change of "
-                                   "their threshold's size); {} structural regression{}, {} improvement{}{}{}",
-                                   c.count(Change::slower), c.count(Change::faster), c.count(Change::same), c.count(Change::inconclusive),
-                                   c.blind(), c.timings.size(), c.timings.size() == 1 ? "" : "s",
-                                   c.structural_regressions(), c.structural_regressions() == 1 ? "" : "s",
-                                   c.structure.size() - c.structural_regressions(), c.structure.size() - c.structural_regressions() == 1 ? "" : "s",
-                                   c.failed.empty() ? "" : fmt::format("; {} failed", c.failed.size()),
-                                   c.missing.empty() ? "" : fmt::format("; {} missing from the candidate", c.missing.size()));
-  return fmt::format("{}: {}", c.regression() ? "REGRESSION, the gate fails" : "no regression, the gate passes", summary);
-}
 
 // The command that measures one regressed experiment again, for each.
 std::vector<std::string> reproduce(const Comparison& c) {
@@ -548,6 +537,18 @@ std::string label(const RunLabel& r) {
 }
 
 }  // namespace
+
+std::string verdict_line(const Comparison& c) {
+  const auto summary = fmt::format("{} slower, {} faster, {} same, {} inconclusive ({} of {} timing{} could not detect a change of "
+                                   "their threshold's size); {} structural regression{}, {} improvement{}{}{}",
+                                   c.count(Change::slower), c.count(Change::faster), c.count(Change::same), c.count(Change::inconclusive),
+                                   c.blind(), c.timings.size(), c.timings.size() == 1 ? "" : "s",
+                                   c.structural_regressions(), c.structural_regressions() == 1 ? "" : "s",
+                                   c.structure.size() - c.structural_regressions(), c.structure.size() - c.structural_regressions() == 1 ? "" : "s",
+                                   c.failed.empty() ? "" : fmt::format("; {} failed", c.failed.size()),
+                                   c.missing.empty() ? "" : fmt::format("; {} missing from the candidate", c.missing.size()));
+  return fmt::format("{}: {}", c.regression() ? "REGRESSION, the gate fails" : "no regression, the gate passes", summary);
+}
 
 std::string terminal_text(const Comparison& c, bool color) {
   const auto paint = [color](const std::string& s, const char* code) { return color ? fmt::format("\033[{}m{}\033[0m", code, s) : s; };

@@ -204,5 +204,8 @@ Comparison compare(const RunRecord& base, const RunRecord& candidate, const Comp
 // point again.
 std::string terminal_text(const Comparison& c, bool color);
 std::string markdown(const Comparison& c);
+// "REGRESSION, the gate fails: 1 slower, …" or "no regression, the gate passes: …": the verdict
+// and the count of each kind of change, the line both of them end with.
+std::string verdict_line(const Comparison& c);
 
 }  // namespace expr::history

@@ -8,6 +8,7 @@
 //   RUN_DIR/results.json "shard"                  a shard's index, count, series fingerprint and the whole plan (series/shard.hpp)
 //   RUN_DIR/results.json "merged"                 a merged run's shards: each one's directory and its experiments without a result
 //   RUN_DIR/summary.md, junit.xml                 reports, written with it
+//   RUN_DIR/gate.txt                              a gated run's verdict against its baseline in a few lines (expr show prints it)
 //   RUN_DIR/report.html, plots/*.svg              the page with plots (html_report.hpp), written when the run ends
 //   RUN_DIR/series.yaml                           the series file as it was run (last resumed)
 //   RUN_DIR/plan.json                             how the run was asked for and each point's settings (report/resume.hpp)
@@ -91,6 +92,7 @@ class RunDirectory {
   std::filesystem::path journal() const { return root_ / "experiments.jsonl"; }
   std::filesystem::path summary() const { return root_ / "summary.md"; }
   std::filesystem::path junit() const { return root_ / "junit.xml"; }
+  std::filesystem::path gate() const { return root_ / "gate.txt"; }
   std::filesystem::path html_report() const { return root_ / "report.html"; }
   std::filesystem::path plots() const { return root_ / "plots"; }
   std::filesystem::path series_copy() const { return root_ / "series.yaml"; }

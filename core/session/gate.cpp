@@ -1,4 +1,4 @@
-// The gate's verdict, as JUnit failures and in the run's files and history.
+// The gate's verdict, as JUnit failures and in the run's files (summary.md, junit.xml, gate.txt) and history.
 #include "session/gate.hpp"
 
 #include <fmt/format.h>
@@ -26,11 +26,21 @@ std::vector<report::JunitFailure> gate_failures(const history::Comparison& compa
   return failures;
 }
 
+std::string gate_text(const history::Comparison& comparison, const std::vector<report::JunitFailure>& failures) {
+  auto out = fmt::format("gated against {}{}\n  {}\n", comparison.base.id,
+                         comparison.base.run_dir.empty() ? "" : " (" + comparison.base.run_dir + ")", history::verdict_line(comparison));
+  for (const auto& f : failures) out += fmt::format("  {}: {}: {}\n", f.message, f.name, f.detail);
+  for (const auto& n : comparison.notes) out += "  note: " + n + "\n";
+  return out;
+}
+
 std::string record_gate(const report::RunResult& run, const history::Comparison& comparison, history::Store* store, const std::string& base_id) {
   const report::RunDirectory dir(run.run_dir);
   try {
     util::write_atomically(dir.summary(), report::markdown_report(run) + "\n" + history::markdown(comparison));
-    util::write_atomically(dir.junit(), report::junit_report(run, gate_failures(comparison, run.series)));
+    const auto failures = gate_failures(comparison, run.series);
+    util::write_atomically(dir.junit(), report::junit_report(run, failures));
+    util::write_atomically(dir.gate(), gate_text(comparison, failures));
     if (store) store->set_gate(run.id, base_id, !comparison.regression());
     return "";
   } catch (const std::exception& e) {

@@ -18,8 +18,12 @@ namespace expr::session {
 // candidate or is missing from it.
 std::vector<report::JunitFailure> gate_failures(const history::Comparison& comparison, const std::string& series);
 
-// Writes the run's summary with the comparison, its junit.xml with the gate's failures, and the
-// verdict against `base_id` into `store` (when given). Returns why that could not be written, empty
+// The verdict in a few lines, for `expr show`: the baseline, the count of each kind of change,
+// each of `failures` and the comparison's notes (what a second measurement showed).
+std::string gate_text(const history::Comparison& comparison, const std::vector<report::JunitFailure>& failures);
+
+// Writes the run's summary with the comparison, its junit.xml with the gate's failures, gate.txt
+// (gate_text), and the verdict against `base_id` into `store` (when given). Returns why that could not be written, empty
 // when it was.
 std::string record_gate(const report::RunResult& run, const history::Comparison& comparison, history::Store* store, const std::string& base_id);
 

@@ -384,6 +384,11 @@ TEST_CASE("expr run --baseline gates the run: 5 on a slowdown, 0 on an improveme
   const auto junit = e2e::read_text(dir / "slow" / "junit.xml");
   CHECK(has(junit, "<testsuite name=\"waiting.gate\" tests=\"1\" failures=\"1\""));
   CHECK(has(junit, "<failure message=\"slower than the baseline\">"));
+  // expr show says the run was gated, what the gate said and what failed it.
+  o = e2e::expr(dir, "show slow");
+  CHECK(has(o.out, "REGRESSION, the gate fails: 1 slower"));
+  CHECK(has(o.out, "slower than the baseline: w host_time: "));
+  CHECK(has(o.out, "note: w host_time: slower in both measurements (+"));
   const auto base_id = e2e::read_json(dir / "base" / "results.json").at("run").at("id").get<std::string>();
   o = e2e::expr(dir, "history --history history.sqlite");
   CHECK(has(o.out, "failed against " + base_id));
@@ -399,6 +404,11 @@ TEST_CASE("expr run --baseline gates the run: 5 on a slowdown, 0 on an improveme
   CHECK(o.exit_code == 0);
   CHECK(has(row(o.out, "host_time"), "faster"));
   CHECK(has(o.out, "no regression, the gate passes"));
+  o = e2e::expr(dir, "show fast");
+  CHECK(has(o.out, "gated against "));
+  CHECK(has(o.out, "no regression, the gate passes: 0 slower, 1 faster"));
+  o = e2e::expr(dir, "show base");
+  CHECK(!has(o.out, "the gate "));
 }
 
 TEST_CASE("a timing slower only while the run's first worker measured it does not fail the gate: measured once more, it is back" *
