@@ -230,7 +230,8 @@ RunLock RunDirectory::create(bool replace) const {
                                                           "that run (its results, reports and experiment folders are removed)",
                                                           root_.string()));
   if (earlier)
-    for (const auto& owned : {results(), journal(), summary(), junit(), html_report(), plots(), series_copy(), plan(), experiments}) {
+    for (const auto& owned : {results(), journal(), summary(), junit(), gate(), html_report(), plots(), series_copy(), plan(), traces(),
+                               remeasured(), experiments}) {
       fs::remove_all(owned, ec);
       if (ec) throw RunDirectoryRefused(Why::cannot_write, fmt::format("cannot remove {}: {}", owned.string(), ec.message()));
     }

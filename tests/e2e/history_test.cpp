@@ -443,6 +443,12 @@ TEST_CASE("a timing slower only while the run's first worker measured it does no
   o = e2e::expr(dir, "compare base once --history history.sqlite");
   CHECK(o.exit_code == 0);
   CHECK(has(row(o.out, "host_time"), "same"));
+  // A run that replaces it without a gate keeps nothing of the gate's: no second measurement to
+  // take figures from, no verdict for expr show.
+  o = e2e::expr(dir, "run once.yaml --out once --force --no-history");
+  CHECK(o.exit_code == 0);
+  CHECK_FALSE(fs::exists(dir / "once" / "remeasured"));
+  CHECK_FALSE(fs::exists(dir / "once" / "gate.txt"));
 }
 
 TEST_CASE("an inconclusive point is measured once more before the gate decides, and does not fail it" * e2e::runs_experiments) {

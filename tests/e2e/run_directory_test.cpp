@@ -87,6 +87,7 @@ TEST_CASE("--out over an earlier run is refused, and --force replaces that run w
   CHECK(results.at("experiments").size() == 1);
   CHECK(e2e::experiment(results, "new").at("status") == "ok");
   CHECK_FALSE(fs::exists(dir / "run" / "experiments" / "old"));  // nothing of the old run mixed in
+  CHECK_FALSE(fs::exists(dir / "run" / "traces" / "old"));       // where TensorBoard and HTA would find it
 
   // replay writes a run directory too.
   o = e2e::expr(dir, "replay run --out replayed");
