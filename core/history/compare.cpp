@@ -7,6 +7,8 @@
 #include <cmath>
 
 #include "analysis/noise.hpp"
+#include "report/html_report.hpp"
+#include "report/plot.hpp"
 #include "report/table.hpp"
 #include "util/text.hpp"
 #include "util/units.hpp"
@@ -452,15 +454,18 @@ std::string noise_text(const TimingComparison& x) {
 
 std::string detectable_text(const TimingComparison& x) { return std::isfinite(x.detectable) ? util::format_percent(x.detectable) : "none"; }
 
-report::Table timing_table(const Comparison& c) {
+// Every timing, or only those called slower or faster (`changes_only`).
+report::Table timing_table(const Comparison& c, bool changes_only = false) {
   report::Table t{{"experiment", "metric", "baseline", "candidate", "rounds", "change", fmt::format("{} interval", util::format_percent(analysis::timing_confidence)),
                    "p (Holm)", "noise between runs", "threshold", "detectable", "verdict"},
                   {}};
-  for (const auto& x : c.timings)
+  for (const auto& x : c.timings) {
+    if (changes_only && x.verdict != Change::slower && x.verdict != Change::faster) continue;
     t.rows.push_back({x.experiment, x.metric, util::format_duration(x.base_median), util::format_duration(x.candidate_median),
                       fmt::format("{} / {}", x.base_rounds, x.candidate_rounds), signed_percent(x.change),
                       signed_percent(x.interval.low) + " .. " + signed_percent(x.interval.high), p_text(x.p_adjusted), noise_text(x),
                       util::format_percent(x.threshold), detectable_text(x), std::string(to_string(x.verdict))});
+  }
   return t;
 }
 
@@ -587,6 +592,32 @@ std::string markdown(const Comparison& c) {
     for (const auto& cmd : commands) out += cmd + "\n";
     out += "```\n";
   }
+  return out;
+}
+
+std::string html(const Comparison& c) {
+  using report::plot::escape;
+  const auto items = [](const std::vector<std::string>& lines) {
+    std::string out;
+    for (const auto& l : lines) out += "<li>" + escape(l) + "</li>\n";
+    return out.empty() ? out : "<ul>\n" + out + "</ul>\n";
+  };
+  std::string out = fmt::format("<p class=\"{}\">{}</p>\n<p class=\"meta\">Baseline {}; this run {}.</p>\n<p class=\"meta\">{}</p>\n",
+                                c.regression() ? "gate-fails" : "gate-passes", escape(verdict_line(c)), escape(label(c.base)),
+                                escape(label(c.candidate)), escape(method(c)));
+  if (c.count(Change::slower) + c.count(Change::faster) > 0) out += "<h3>Timings called slower or faster</h3>\n" + report::html_table(timing_table(c, true));
+  out += fmt::format("<p class=\"meta\">{} of {} timings the same, {} inconclusive; <code>summary.md</code> lists every one.</p>\n",
+                     c.count(Change::same), c.timings.size(), c.count(Change::inconclusive));
+  out += items(inconclusive_reasons(c));
+  std::vector<std::string> more;
+  for (const auto& f : c.failed) more.push_back("failed: " + f);
+  for (const auto& m : c.missing) more.push_back("missing: " + m + ": in the baseline, not in the candidate");
+  for (const auto& n : c.notes) more.push_back("note: " + n);
+  out += items(more);
+  out += c.structure.empty() ? "<h3>Structure of the trace</h3>\n<p>No change.</p>\n"
+                             : "<h3>Structure of the trace</h3>\n" + report::html_table(structure_table(c));
+  const auto commands = reproduce(c);
+  if (!commands.empty()) out += "<h3>Measure a regressed experiment again</h3>\n<pre><code>" + escape(fmt::format("{}", fmt::join(commands, "\n"))) + "</code></pre>\n";
   return out;
 }
 

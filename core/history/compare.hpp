@@ -204,6 +204,9 @@ Comparison compare(const RunRecord& base, const RunRecord& candidate, const Comp
 // point again.
 std::string terminal_text(const Comparison& c, bool color);
 std::string markdown(const Comparison& c);
+// The same for report.html's gate section: the verdict, the timings called slower or faster, why
+// the inconclusive ones are, the notes, the structural changes and the commands.
+std::string html(const Comparison& c);
 // "REGRESSION, the gate fails: 1 slower, …" or "no regression, the gate passes: …": the verdict
 // and the count of each kind of change, the line both of them end with.
 std::string verdict_line(const Comparison& c);

@@ -432,6 +432,9 @@ td.mark { font-weight: 700; text-align: center; }
 tr.contradicted td:first-child { box-shadow: inset 3px 0 #d55e00; }
 tr.confirmed td:first-child { box-shadow: inset 3px 0 #009e73; }
 tr.not-evaluable td:first-child { box-shadow: inset 3px 0 #999; }
+p.gate-fails, p.gate-passes { font-weight: 600; padding: .3rem .6rem; border-radius: 4px; }
+p.gate-fails { background: #fbe9e0; color: #8a3600; }
+p.gate-passes { background: #e3f4ee; color: #00573d; }
 td.evidence { max-width: 48rem; color: #555; font-size: .82rem; word-break: break-word; }
 td.reason { max-width: 72rem; color: #555; font-size: .82rem; word-break: break-word; }
 .scroll { overflow-x: auto; }
@@ -494,7 +497,7 @@ std::string html_page(const std::string& title, const std::string& body) {
 namespace {
 
 // The page's top: the series, the run, the tally of verdicts and the links to the sections.
-std::string page_header(const RunResult& run, const std::vector<Plot>& plots) {
+std::string page_header(const RunResult& run, const std::vector<Plot>& plots, const std::vector<PageSection>& first) {
   const auto t = tally(run);
   std::string out = fmt::format("<header>\n<h1>{}</h1>\n", escape(run.series));
   if (!run.description.empty()) out += "<p class=\"description\">" + escape(run.description) + "</p>\n";
@@ -507,6 +510,7 @@ std::string page_header(const RunResult& run, const std::vector<Plot>& plots) {
       "<span class=\"not-evaluable\">? {} not evaluable</span> {} experiments{}.</p>\n",
       t.confirmed, t.contradicted, t.not_evaluable, run.experiments.size(), t.experiments_failed ? fmt::format(", {} did not run to the end", t.experiments_failed) : "");
   out += "<nav>";
+  for (const auto& s : first) out += fmt::format("<a href=\"#{}\">{}</a>", escape(s.id), escape(s.heading));
   if (!plots.empty()) out += "<a href=\"#plots\">Plots</a>";
   if (!run.sweep_guesses.empty()) out += "<a href=\"#sweep-guesses\">Guesses about whole sweeps</a>";
   return out + "<a href=\"#guesses\">Guess vs trace</a><a href=\"#experiments\">Experiments side by side</a><a href=\"#environment\">Environment</a></nav>\n</header>\n";
@@ -582,7 +586,7 @@ std::string environment_section(const RunResult& run) {
 
 }  // namespace
 
-std::string html_report(const RunResult& run, const std::vector<Plot>& plots) {
+std::string html_report(const RunResult& run, const std::vector<Plot>& plots, const std::vector<PageSection>& first) {
   // A sweep of thousands of points lists the experiments that need a look; the plots above cover
   // every point, and results.json and summary.md hold every one.
   const auto [brief, listed, needing_a_look] = listing(run, listed_at_most);
@@ -592,7 +596,9 @@ std::string html_report(const RunResult& run, const std::vector<Plot>& plots) {
                           "them).</p>\n",
                           run.experiments.size(), escape(needing_a_look_line(listed.size(), needing_a_look)), run.experiments.size() - needing_a_look)
             : std::string();
-  const auto body = page_header(run, plots) + plots_section(plots) + sweep_guesses_section(run) + guesses_section(listed, not_listed) +
+  std::string sections;
+  for (const auto& s : first) sections += fmt::format("<section id=\"{}\">\n<h2>{}</h2>\n{}</section>\n", escape(s.id), escape(s.heading), s.body);
+  const auto body = page_header(run, plots, first) + sections + plots_section(plots) + sweep_guesses_section(run) + guesses_section(listed, not_listed) +
                     experiments_section(listed, not_listed) + environment_section(run);
   return html_page(run.series + " — expr report", body);
 }

@@ -25,8 +25,14 @@ struct Plot {
 // categorical ones split the plots into panels, and go along x only in a sweep with no numeric axis.
 std::vector<Plot> sweep_plots(const RunResult& run);
 
-// The page, with `plots` inlined.
-std::string html_report(const RunResult& run, const std::vector<Plot>& plots);
+// A section that a later stage puts on the page, first after its header: the gate's verdict
+// against a baseline (history/, session/gate.hpp). `body` is HTML, its text escaped by its maker.
+struct PageSection {
+  std::string id, heading, body;
+};
+
+// The page, with `plots` inlined and `first` before the plots.
+std::string html_report(const RunResult& run, const std::vector<Plot>& plots, const std::vector<PageSection>& first = {});
 
 // A whole page in report.html's style, `body` its content: for other pages made of runs (`expr across`).
 std::string html_page(const std::string& title, const std::string& body);

@@ -1,8 +1,9 @@
-// The gate's verdict, as JUnit failures and in the run's files (summary.md, junit.xml, gate.txt) and history.
+// The gate's verdict, as JUnit failures and in the run's files (summary.md, junit.xml, gate.txt, report.html) and history.
 #include "session/gate.hpp"
 
 #include <fmt/format.h>
 
+#include "report/html_report.hpp"
 #include "report/run_directory.hpp"
 #include "util/atomic_file.hpp"
 #include "util/log.hpp"
@@ -41,6 +42,8 @@ std::string record_gate(const report::RunResult& run, const history::Comparison&
     const auto failures = gate_failures(comparison, run.series);
     util::write_atomically(dir.junit(), report::junit_report(run, failures));
     util::write_atomically(dir.gate(), gate_text(comparison, failures));
+    util::write_atomically(dir.html_report(),
+                           report::html_report(run, report::sweep_plots(run), {{"gate", "Against the baseline", history::html(comparison)}}));
     if (store) store->set_gate(run.id, base_id, !comparison.regression());
     return "";
   } catch (const std::exception& e) {

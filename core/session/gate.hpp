@@ -23,7 +23,7 @@ std::vector<report::JunitFailure> gate_failures(const history::Comparison& compa
 std::string gate_text(const history::Comparison& comparison, const std::vector<report::JunitFailure>& failures);
 
 // Writes the run's summary with the comparison, its junit.xml with the gate's failures, gate.txt
-// (gate_text), and the verdict against `base_id` into `store` (when given). Returns why that could not be written, empty
+// (gate_text), report.html with the comparison first, and the verdict against `base_id` into `store` (when given). Returns why that could not be written, empty
 // when it was.
 std::string record_gate(const report::RunResult& run, const history::Comparison& comparison, history::Store* store, const std::string& base_id);
 

@@ -389,6 +389,12 @@ TEST_CASE("expr run --baseline gates the run: 5 on a slowdown, 0 on an improveme
   CHECK(has(o.out, "REGRESSION, the gate fails: 1 slower"));
   CHECK(has(o.out, "slower than the baseline: w host_time: "));
   CHECK(has(o.out, "note: w host_time: slower in both measurements (+"));
+  // So does report.html, first after its header.
+  const auto page = e2e::read_text(dir / "slow" / "report.html");
+  CHECK(has(page, "<a href=\"#gate\">Against the baseline</a>"));
+  CHECK(has(page, "<p class=\"gate-fails\">REGRESSION, the gate fails: 1 slower"));
+  CHECK(has(page, "<td>w</td><td>host_time</td>"));
+  CHECK(page.find("id=\"gate\"") < page.find("id=\"guesses\""));
   const auto base_id = e2e::read_json(dir / "base" / "results.json").at("run").at("id").get<std::string>();
   o = e2e::expr(dir, "history --history history.sqlite");
   CHECK(has(o.out, "failed against " + base_id));
@@ -404,6 +410,7 @@ TEST_CASE("expr run --baseline gates the run: 5 on a slowdown, 0 on an improveme
   CHECK(o.exit_code == 0);
   CHECK(has(row(o.out, "host_time"), "faster"));
   CHECK(has(o.out, "no regression, the gate passes"));
+  CHECK(has(e2e::read_text(dir / "fast" / "report.html"), "<p class=\"gate-passes\">no regression, the gate passes"));
   o = e2e::expr(dir, "show fast");
   CHECK(has(o.out, "gated against "));
   CHECK(has(o.out, "no regression, the gate passes: 0 slower, 1 faster"));
