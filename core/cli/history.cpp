@@ -50,6 +50,7 @@ int compare(const session::CompareArgs& args) {
   const auto compared = session::compare(args);
   fmt::print("{}", history::terminal_text(compared.comparison, ::isatty(STDOUT_FILENO)));
   if (args.markdown) session::write_view(*args.markdown, history::markdown(compared.comparison));
+  if (args.html) session::write_view(*args.html, history::html(compared.comparison));
   return exit_code(compared.status);
 }
 

@@ -351,8 +351,9 @@ std::vector<Command> add_history_commands(CLI::App& app, Options& o) {
   compare_cmd->add_option("--history", compare.history, "history database for references (default: $EXPR_HISTORY, else runs/history.sqlite)");
   compare_cmd->add_option("--series", compare.series, "the series, when both runs are references and the history holds several");
   compare_cmd->add_option("--markdown", compare.markdown, "also write the comparison as Markdown to this file");
+  compare_cmd->add_option("--html", compare.html, "also write the comparison as a page that opens offline to this file");
   add_gate_options(*compare_cmd, compare.gate);
-  compare_cmd->footer("Examples:\n  expr compare runs/series3-a runs/series3-b\n  expr compare @last-good @last --markdown comparison.md\n"
+  compare_cmd->footer("Examples:\n  expr compare runs/series3-a runs/series3-b\n  expr compare @last-good @last --markdown comparison.md --html comparison.html\n"
                       "Runs of different series, or with no experiment in common, are refused (exit 2); exit 5 is a regression.");
 
   return {{history_cmd, [&history] { return expr::cli::history(history); }},

@@ -595,7 +595,7 @@ std::string markdown(const Comparison& c) {
   return out;
 }
 
-std::string html(const Comparison& c) {
+std::string html_section(const Comparison& c) {
   using report::plot::escape;
   const auto items = [](const std::vector<std::string>& lines) {
     std::string out;
@@ -619,6 +619,13 @@ std::string html(const Comparison& c) {
   const auto commands = reproduce(c);
   if (!commands.empty()) out += "<h3>Measure a regressed experiment again</h3>\n<pre><code>" + escape(fmt::format("{}", fmt::join(commands, "\n"))) + "</code></pre>\n";
   return out;
+}
+
+std::string html(const Comparison& c) {
+  using report::plot::escape;
+  return report::html_page(c.series + " — expr compare",
+                           fmt::format("<header>\n<h1>{}: a candidate against its baseline</h1>\n</header>\n<section id=\"gate\">\n{}</section>\n",
+                                       escape(c.series), html_section(c)));
 }
 
 }  // namespace expr::history

@@ -204,8 +204,11 @@ Comparison compare(const RunRecord& base, const RunRecord& candidate, const Comp
 // point again.
 std::string terminal_text(const Comparison& c, bool color);
 std::string markdown(const Comparison& c);
-// The same for report.html's gate section: the verdict, the timings called slower or faster, why
-// the inconclusive ones are, the notes, the structural changes and the commands.
+// The same as a section of a page (report.html's "Against the baseline"): the verdict, the
+// timings called slower or faster, why the inconclusive ones are, the notes, the structural changes
+// and the commands.
+std::string html_section(const Comparison& c);
+// That section as one page that opens offline like report.html (`expr compare --html`).
 std::string html(const Comparison& c);
 // "REGRESSION, the gate fails: 1 slower, …" or "no regression, the gate passes: …": the verdict
 // and the count of each kind of change, the line both of them end with.

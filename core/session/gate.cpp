@@ -43,7 +43,7 @@ std::string record_gate(const report::RunResult& run, const history::Comparison&
     util::write_atomically(dir.junit(), report::junit_report(run, failures));
     util::write_atomically(dir.gate(), gate_text(comparison, failures));
     util::write_atomically(dir.html_report(),
-                           report::html_report(run, report::sweep_plots(run), {{"gate", "Against the baseline", history::html(comparison)}}));
+                           report::html_report(run, report::sweep_plots(run), {{"gate", "Against the baseline", history::html_section(comparison)}}));
     if (store) store->set_gate(run.id, base_id, !comparison.regression());
     return "";
   } catch (const std::exception& e) {

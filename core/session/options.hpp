@@ -82,6 +82,7 @@ struct CompareArgs {
   std::string series;  // for references when the history holds several series and NEW names none
   GateArgs gate;
   std::optional<std::filesystem::path> markdown;  // also write the comparison here
+  std::optional<std::filesystem::path> html;      // and as a page
 };
 
 struct AcrossArgs {

@@ -100,8 +100,11 @@ TEST_CASE("compare finds an injected 20% slowdown and calls an unchanged build t
   CHECK(has(row(o.out, "host_time"), "same"));
   CHECK(has(o.out, "no regression, the gate passes"));
 
-  o = e2e::expr(dir, "compare base slow --markdown slow.md");
+  o = e2e::expr(dir, "compare base slow --markdown slow.md --html slow.html");
   CHECK(o.exit_code == 5);
+  const auto page = e2e::read_text(dir / "slow.html");
+  CHECK(has(page, "<p class=\"gate-fails\">REGRESSION, the gate fails: 1 slower"));
+  CHECK(has(page, "<td>w</td><td>host_time</td>"));
   CHECK(has(row(o.out, "host_time"), "slower"));
   const auto md = e2e::read_text(dir / "slow.md");
   // One round a side, and the change with its interval: about +20%, less the plugin's own overhead
