@@ -606,7 +606,7 @@ std::string html_section(const Comparison& c) {
                                 c.regression() ? "gate-fails" : "gate-passes", escape(verdict_line(c)), escape(label(c.base)),
                                 escape(label(c.candidate)), escape(method(c)));
   if (c.count(Change::slower) + c.count(Change::faster) > 0) out += "<h3>Timings called slower or faster</h3>\n" + report::html_table(timing_table(c, true));
-  out += fmt::format("<p class=\"meta\">{} of {} timings the same, {} inconclusive; <code>summary.md</code> lists every one.</p>\n",
+  out += fmt::format("<p class=\"meta\">{} of {} timings the same, {} inconclusive; the terminal's table and the Markdown (a gated run's <code>summary.md</code>, <code>expr compare --markdown</code>) list every one.</p>\n",
                      c.count(Change::same), c.timings.size(), c.count(Change::inconclusive));
   out += items(inconclusive_reasons(c));
   std::vector<std::string> more;
