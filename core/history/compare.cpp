@@ -510,7 +510,6 @@ std::string method(const Comparison& c) {
                      c.structure_gated ? "fail" : "do not fail");
 }
 
-
 // The command that measures one regressed experiment again, for each.
 std::vector<std::string> reproduce(const Comparison& c) {
   std::vector<std::string> experiments;
