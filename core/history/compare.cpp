@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <set>
 
 #include "analysis/noise.hpp"
 #include "report/html_report.hpp"
@@ -68,11 +70,19 @@ std::vector<TimingKey> Comparison::to_measure_again() const {
 }
 
 void judge_second_measurement(const Comparison& first, Comparison& again, const std::vector<TimingKey>& taken) {
+  // Looked up by (experiment, metric): a sweep's comparison holds two timings a point, tens of
+  // thousands in a large one.
+  using Key = std::pair<std::string, std::string>;
+  std::map<Key, const TimingComparison*> first_by_key;
+  for (const auto& t : first.timings) first_by_key.emplace(Key{t.experiment, t.metric}, &t);
+  std::set<Key> measured_again;
+  for (const auto& key : taken) measured_again.emplace(key.experiment, key.metric);
   for (auto& a : again.timings) {
-    const auto f = std::find_if(first.timings.begin(), first.timings.end(),
-                                [&](const auto& t) { return t.experiment == a.experiment && t.metric == a.metric; });
-    if (f == first.timings.end()) continue;
-    if (std::find(taken.begin(), taken.end(), TimingKey{a.experiment, a.metric}) == taken.end()) {
+    const Key key{a.experiment, a.metric};
+    const auto found = first_by_key.find(key);
+    if (found == first_by_key.end()) continue;
+    const auto* f = found->second;
+    if (!measured_again.count(key)) {
       a = *f;
       continue;
     }
